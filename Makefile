@@ -1,0 +1,94 @@
+# gpumemtrace — see README.md.  `make V=1` shows the commands.
+VERSION := 0.1.0
+OUTPUT := .output
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CC ?= gcc
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+# modules that need neither BPF nor the skeleton: unit tests link these
+CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o,$(USER_OBJS))
+
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
+LIBS := -lbpf -lelf -ljson-c -liberty -lzstd -lz
+# one binary to copy to another host or into a VM
+LDFLAGS += -static
+
+# clang's own system includes, for BPF code that includes kernel uapi headers
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test run clean format bench
+
+all: gpumemtrace
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/gmt.bpf.h bpf/gmt_events.h $(VMLINUX) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-Ivmlinux/$(ARCH) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+
+$(OUTPUT)/gpumemtrace.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/gpumemtrace.skel.h: $(OUTPUT)/gpumemtrace.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name gmt_bpf > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o: $(OUTPUT)/gpumemtrace.skel.h
+
+gpumemtrace: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
+
+# test programs: dynamically linked, built from tests/*.c
+TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
+
+$(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -o $@
+
+$(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -o $@
+
+deps:
+	$(Q)tools/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)tests/run.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/tests/workload
+	$(Q)tools/demo.sh
+
+format:
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) gpumemtrace

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the one definition of what gmt.bpf.h shares */
+#define GMT_DEFINE_SHARED
+#include "gmt.bpf.h"
+
+const volatile __u32 follow_forks = 0;
+const volatile __u64 rss_step_bytes = 256 << 10;
+const volatile __u64 mmap_stack_min = 128 << 10;
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Shared by every BPF source: the one ring buffer, the target filter, drop
+ * accounting and settings. Defined once in common.bpf.c, extern elsewhere, so
+ * `bpftool gen object` links them into one set of maps. */
+#ifndef GMT_BPF_H
+#define GMT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "gmt_events.h"
+
+#ifdef GMT_DEFINE_SHARED
+#define GMT_SHARED
+#else
+#define GMT_SHARED extern
+#endif
+
+GMT_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* tgids being traced: written by user space at start, by BPF on fork (-f) */
+GMT_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} targets SEC(".maps");
+
+/* failed ring-buffer reserves per enum gmt_source */
+GMT_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GMT_SRC_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+GMT_SHARED const volatile __u32 follow_forks;
+GMT_SHARED const volatile __u64 rss_step_bytes;
+GMT_SHARED const volatile __u64 mmap_stack_min;
+
+static __always_inline bool gmt_is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void gmt_count_drop(__u32 src)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &src);
+
+	if (n)
+		*n += 1;
+}
+
+/* reserve a record of `size` bytes and fill its header; NULL (and a counted
+ * drop) when the ring buffer is full */
+static __always_inline void *gmt_reserve(__u64 size, __u16 type, __u32 src)
+{
+	struct gmt_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
+	__u64 id;
+
+	if (!h) {
+		gmt_count_drop(src);
+		return NULL;
+	}
+	id = bpf_get_current_pid_tgid();
+	h->ts_ns = bpf_ktime_get_ns();
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+	h->type = type;
+	h->len = size;
+	h->cpu = bpf_get_smp_processor_id();
+	return h;
+}
+
+#endif /* GMT_BPF_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The event stream, shared by BPF and user space and stored as-is in trace
+ * files: fixed-width types only (the includer provides __u8..__s64), little
+ * endian, no pointers. Add fields at the end of a record; readers accept
+ * records longer than they know. */
+#ifndef GMT_EVENTS_H
+#define GMT_EVENTS_H
+
+#define GMT_COMM_LEN 16
+#define GMT_MAX_STACK 32
+#define GMT_PATH_LEN 256
+
+enum gmt_type {
+	GMT_EV_SESSION = 1, /* user: tool, kernel, host, options, target */
+	GMT_EV_PROBE = 2,   /* user: one source attached or skipped, and why */
+	GMT_EV_PROC = 3,    /* user: process metadata at attach */
+	GMT_EV_EXEC = 4,
+	GMT_EV_FORK = 5, /* new thread or child process of a target */
+	GMT_EV_EXIT = 6,
+	GMT_EV_RSS = 7,	   /* kmem:rss_stat, one member */
+	GMT_EV_SAMPLE = 8, /* user: /proc/PID/status truth counters */
+	GMT_EV_FAULTS = 9, /* user: cumulative page faults aggregated in BPF */
+	GMT_EV_MMAP = 10,
+	GMT_EV_MUNMAP = 11,
+	GMT_EV_MREMAP = 12,
+	GMT_EV_BRK = 13,
+	GMT_EV_LOST = 14,  /* user: cumulative failed ring-buffer reserves */
+	GMT_EV_STACK = 15, /* user: stack id -> symbolized frames */
+	GMT_EV_END = 16,   /* user: why tracing stopped */
+	GMT_EV_MAX,
+};
+
+/* event sources, for drop accounting */
+enum gmt_source {
+	GMT_SRC_PROC = 0,
+	GMT_SRC_RSS = 1,
+	GMT_SRC_FAULT = 2,
+	GMT_SRC_MMAP = 3,
+	GMT_SRC_NR = 8,
+};
+
+struct gmt_hdr {
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u32 pid;   /* tgid */
+	__u32 tid;
+	__u16 type;
+	__u16 len; /* whole record, header included */
+	__u32 cpu; /* ~0 for events made in user space */
+};
+
+#define GMT_SESSION_FOLLOW 0x1
+
+struct gmt_session {
+	struct gmt_hdr hdr;
+	__u64 start_realtime_ns;
+	__u32 interval_ms;
+	__u32 flags;
+	__u32 target_pid;
+	__u32 page_size;
+	char tool_version[16];
+	char kernel[65];
+	char host[65];
+	char arch[16];
+	__u16 cmdline_len;
+	char cmdline[]; /* target command line, arguments separated by spaces */
+};
+
+enum gmt_probe_status {
+	GMT_PROBE_ATTACHED = 1,
+	GMT_PROBE_SKIPPED = 2, /* not available here: reason says why */
+	GMT_PROBE_FAILED = 3,  /* available but attach failed */
+};
+
+struct gmt_probe {
+	struct gmt_hdr hdr;
+	__u32 status;
+	__u32 pad;
+	char name[48]; /* kmem:rss_stat, syscalls:mmap, ... */
+	char what[64]; /* what it gives the report */
+	char reason[160];
+};
+
+struct gmt_proc {
+	struct gmt_hdr hdr;
+	__u32 ppid;
+	__u32 uid;
+	char comm[GMT_COMM_LEN];
+	char exe[GMT_PATH_LEN];
+	__u16 cmdline_len;
+	char cmdline[];
+};
+
+struct gmt_exec {
+	struct gmt_hdr hdr;
+	__u32 old_pid;
+	__u32 pad;
+	char comm[GMT_COMM_LEN];
+	char filename[GMT_PATH_LEN];
+};
+
+struct gmt_fork {
+	struct gmt_hdr hdr; /* pid/tid: the parent */
+	__u32 child_pid;
+	__u32 child_tid;
+	__u32 is_thread;
+	__u32 followed; /* child process added to the targets (-f) */
+	char comm[GMT_COMM_LEN];
+};
+
+struct gmt_exit {
+	struct gmt_hdr hdr;
+	__s32 exit_code;  /* as wait(2) reports it */
+	__u32 group_dead; /* last thread: the process is gone */
+	char comm[GMT_COMM_LEN];
+};
+
+/* kmem:rss_stat members */
+enum gmt_rss_member {
+	GMT_RSS_FILE = 0,
+	GMT_RSS_ANON = 1,
+	GMT_RSS_SWAP = 2,
+	GMT_RSS_SHMEM = 3,
+	GMT_RSS_NR = 4,
+};
+
+struct gmt_rss {
+	struct gmt_hdr hdr;
+	__u32 member;
+	__u32 pad;
+	__s64 bytes;
+};
+
+/* bits of gmt_sample.valid */
+enum gmt_sample_field {
+	GMT_S_VMRSS,
+	GMT_S_RSSANON,
+	GMT_S_RSSFILE,
+	GMT_S_RSSSHMEM,
+	GMT_S_VMSWAP,
+	GMT_S_VMSIZE,
+	GMT_S_VMHWM,
+	GMT_S_VMDATA,
+	GMT_S_NR,
+};
+
+struct gmt_sample {
+	struct gmt_hdr hdr;
+	__u64 kb[GMT_S_NR]; /* /proc/PID/status values, KiB */
+	__u32 valid;	    /* bit per field that was present */
+	__u32 threads;
+};
+
+enum gmt_fault_class {
+	GMT_FAULT_ANON = 0,
+	GMT_FAULT_FILE = 1,
+	GMT_FAULT_DEVICE = 2, /* VM_IO/VM_PFNMAP or a character device: GPU mappings */
+	GMT_FAULT_OTHER = 3,  /* no VMA, or the class could not be told */
+	GMT_FAULT_NR = 4,
+};
+
+struct gmt_faults {
+	struct gmt_hdr hdr;
+	__u64 count[GMT_FAULT_NR]; /* cumulative since attach */
+};
+
+enum gmt_fd_class {
+	GMT_FD_ANON = 0,
+	GMT_FD_FILE = 1,
+	GMT_FD_DEVICE = 2,
+	GMT_FD_OTHER = 3,
+};
+
+/* From BPF, large anonymous mappings carry raw user stack addresses
+ * (nr_ips > 0); user space turns them into a stack_id and a GMT_EV_STACK
+ * record before the event enters the stream, so recorded events have
+ * nr_ips == 0. */
+struct gmt_mmap {
+	struct gmt_hdr hdr;
+	__u64 addr; /* result: the mapping, or -errno */
+	__u64 len;
+	__u64 off;
+	__u32 prot;
+	__u32 flags;
+	__s32 fd;
+	__u16 fd_class;
+	__u16 nr_ips;
+	__u32 stack_id; /* 0: none */
+	__u32 pad;
+	__u64 ips[];
+};
+
+struct gmt_munmap {
+	struct gmt_hdr hdr;
+	__u64 addr;
+	__u64 len;
+	__s64 ret;
+};
+
+struct gmt_mremap {
+	struct gmt_hdr hdr;
+	__u64 old_addr;
+	__u64 old_len;
+	__u64 new_len;
+	__u64 new_addr; /* result, or -errno */
+	__u32 flags;
+	__u32 pad;
+};
+
+struct gmt_brk {
+	struct gmt_hdr hdr;
+	__u64 req;
+	__u64 ret; /* the program break after the call */
+};
+
+struct gmt_lost {
+	struct gmt_hdr hdr;
+	__u64 count[GMT_SRC_NR]; /* cumulative since attach */
+};
+
+/* frames[] then, for each frame, "symbol\0module\0" */
+struct gmt_stack_frame {
+	__u64 ip;
+	__u64 sym_off; /* ip - symbol start; ip - module base when no symbol */
+};
+
+struct gmt_stack {
+	struct gmt_hdr hdr;
+	__u32 stack_id;
+	__u16 nr_frames;
+	__u16 pad;
+	struct gmt_stack_frame frames[];
+};
+
+enum gmt_end_reason {
+	GMT_END_TARGET_EXIT = 1,
+	GMT_END_SIGNAL = 2,
+	GMT_END_DURATION = 3,
+	GMT_END_ERROR = 4,
+};
+
+struct gmt_end {
+	struct gmt_hdr hdr;
+	__u32 reason;
+	__u32 pad;
+};
+
+#endif /* GMT_EVENTS_H */

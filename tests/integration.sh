@@ -1,0 +1,267 @@
+# Integration tests, run by tests/run.sh: each test_* function runs in its own
+# shell, in the temp dir $T, with helpers from tests/lib.sh. Return 0 to pass.
+
+test_binary_is_static() {
+	expect '[[ $(file "$GMT") == *"statically linked"* ]]' "file says statically linked"
+}
+
+# classic tracepoints need tracefs: gpumemtrace mounts it when nobody has
+test_tracefs_mounted_when_missing() {
+	need_root
+	if mountpoint -q /sys/kernel/tracing; then
+		umount /sys/kernel/tracing || skip "tracefs is busy and cannot be unmounted here"
+	fi
+	"$GMT" -q --json --duration 0.3 -- sleep 5 >"$T/r.json" || return 1
+	expect 'mountpoint -q /sys/kernel/tracing' "tracefs mounted again" || return 1
+	expect '[ "$(jqr ".probes[] | select(.name == \"kmem:rss_stat\") | .status" "$T/r.json")" = attached ]'
+}
+
+# -- CMD: traced from its first instruction
+test_spawn_sees_growth_faults_and_mmaps() {
+	need_root
+	mkfifo "$T/done"
+	"$GMT" -q --json -i 0.2 -- "$WL" --steps 8 --step-mib 16 --out "$T/done" >"$T/r.json" &
+	cat "$T/done" >"$T/wl.json"
+	wait $! || return 1
+	check_growth "$T/r.json" "$T/wl.json" || return 1
+	expect '[ "$(jqr .session.end_reason "$T/r.json")" = target_exit ]' || return 1
+	expect '[ "$(jqr ".processes[0].exit_code" "$T/r.json")" = 0 ]' || return 1
+	expect '[ "$(jqr ".processes[0].comm" "$T/r.json")" = workload ]' "comm after exec"
+}
+
+# -p PID: attach to a running process, report when it exits
+test_attach_pid_until_exit() {
+	need_root
+	start_workload --steps 8 --step-mib 16
+	start_tracer --json -i 0.2 -p "$WL_PID" || return 1
+	release_workload
+	wait_tracer || return 1
+	check_growth "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr .session.end_reason "$T/gmt.out")" = target_exit ]' || return 1
+	expect '[ "$(jqr ".processes[0].exited" "$T/gmt.out")" = true ]' || return 1
+	expect '[ "$(jqr ".processes[0].proc_status.samples" "$T/gmt.out")" -ge 1 ]' \
+		"a /proc sample" || return 1
+	expect '[ "$(jqr ".processes[0].pid" "$T/gmt.out")" = "$WL_PID" ]'
+}
+
+# the text report made live and the one replayed from its recording are
+# byte-identical, also for a user without root (the sudo user owns the file)
+test_record_replay_identical() {
+	need_root
+	local f=$T/run.gmt
+	chmod 755 "$T" # so that nobody can reach the file
+	SUDO_UID=65534 SUDO_GID=65534 "$GMT" record -q -o "$f" -i 0.1 -- "$WL" --steps 6 \
+		--step-mib 8 --step-ms 300 --out /dev/null >"$T/live.txt" || return 1
+	expect '[ "$(stat -c %a "$f")" = 600 ]' "trace file mode 0600" || return 1
+	expect '[ "$(stat -c %u "$f")" = 65534 ]' "owned by the sudo user" || return 1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$GMT" replay "$f" >"$T/replay.txt" \
+		2>"$T/replay.err" || { cat "$T/replay.err"; return 1; }
+	expect 'cmp -s "$T/live.txt" "$T/replay.txt"' "identical text reports" || {
+		diff "$T/live.txt" "$T/replay.txt" | head -20 | sed 's/^/# /'
+		return 1
+	}
+	expect 'grep -q "Mappings made during the run" "$T/live.txt"' || return 1
+	expect '[ "$(grep -c "grow_step" "$T/live.txt")" -ge 6 ]' "stacks in the text report"
+}
+
+test_record_replay_identical_json() {
+	need_root
+	local f=$T/run.gmt
+	"$GMT" record -q --json -o "$f" -i 0.1 -- "$WL" --steps 4 --step-mib 4 --out /dev/null \
+		>"$T/live.json" || return 1
+	"$GMT" replay --json "$f" >"$T/replay.json" || return 1
+	expect 'cmp -s "$T/live.json" "$T/replay.json"' "identical JSON reports"
+}
+
+test_output_file_mode_0600_over_existing() {
+	need_root
+	local f=$T/old.gmt
+	echo "old" >"$f"
+	chmod 0644 "$f"
+	"$GMT" record -q -o "$f" --duration 0.2 -- sleep 5 >/dev/null || return 1
+	expect '[ "$(stat -c %a "$f")" = 600 ]' "0600 even over a 0644 file"
+}
+
+# SIGINT: stop, flush, print the report, exit 0; the file replays
+test_sigint_flushes_and_replays() {
+	need_root
+	mkfifo "$T/hold"
+	start_workload --steps 4 --step-mib 8 --hold "$T/hold"
+	start_tracer record -o "$T/int.gmt" --json -p "$WL_PID" || return 1
+	release_workload
+	kill -INT "$GMT_PID"
+	wait_tracer || { echo "# exit status $?"; return 1; }
+	echo go >"$T/hold"
+	expect '[ "$(jqr .session.end_reason "$T/gmt.out")" = signal ]' || return 1
+	check_growth "$T/gmt.out" "$T/wl.json" || return 1
+	"$GMT" replay --json "$T/int.gmt" >"$T/replay.json" || return 1
+	expect 'cmp -s "$T/gmt.out" "$T/replay.json"' "replay identical after SIGINT"
+}
+
+test_sigterm_stops_with_report() {
+	need_root
+	sleep 30 &
+	local victim=$!
+	start_tracer -p "$victim" || return 1
+	kill -TERM "$GMT_PID"
+	wait_tracer || return 1
+	kill "$victim"
+	expect 'grep -q "until interrupted" "$T/gmt.out"' "text report after SIGTERM"
+}
+
+# a recording of several blocks, cut at random offsets: still replays
+test_truncated_file_replays() {
+	need_root
+	local f=$T/full.gmt size cut i n full rc
+	"$GMT" record -q --json -o "$f" -i 0.05 -- "$WL" --steps 10 --step-mib 4 --step-ms 250 \
+		--out /dev/null >/dev/null || return 1
+	full=$("$GMT" replay --json "$f" | jqr .events.total)
+	size=$(stat -c %s "$f")
+	expect "[ $(grep -c GMTB "$f" | head -1) -ge 1 ]" || return 1
+	RANDOM=42
+	for i in 1 2 3 4 5 6; do
+		cut=$(((RANDOM * 32768 + RANDOM) % (size - 200) + 200))
+		head -c "$cut" "$f" >"$T/cut.gmt"
+		"$GMT" replay --json "$T/cut.gmt" >"$T/cut.json" 2>"$T/cut.err"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			# only a cut before the first whole block may fail, and it says so
+			expect 'grep -q "holds no events" "$T/cut.err"' "cut at $cut: $(cat "$T/cut.err")" ||
+				return 1
+			continue
+		fi
+		n=$(jqr .events.total "$T/cut.json")
+		expect "[ $n -le $full ]" "cut at $cut replays at most the full file" || return 1
+		expect "[ $n -lt $full ] || [ $cut -eq $size ]" || return 1
+		expect 'grep -q "truncated\|ends inside" "$T/cut.err" || grep -q "without an end" \
+			<("$GMT" replay "$T/cut.gmt" 2>/dev/null)' "cut at $cut is reported" || return 1
+	done
+}
+
+# one flipped byte in the second block: that block is reported and skipped
+test_corrupt_block_skipped() {
+	need_root
+	local f=$T/full.gmt offs second full n
+	"$GMT" record -q --json -o "$f" -i 0.05 -- "$WL" --steps 10 --step-mib 4 --step-ms 250 \
+		--out /dev/null >/dev/null || return 1
+	full=$("$GMT" replay --json "$f" | jqr .events.total)
+	mapfile -t offs < <(grep -obUaP 'GMTB' "$f" | cut -d: -f1)
+	expect "[ ${#offs[@]} -ge 3 ]" "at least 3 blocks in a 2.5 s recording" || return 1
+	second=$((offs[1] + 30))
+	printf '\xff' | dd of="$f" bs=1 seek="$second" conv=notrunc status=none
+	"$GMT" replay --json "$f" >"$T/r.json" 2>"$T/r.err" || return 1
+	expect "grep -q 'block at offset ${offs[1]} fails its CRC check' '$T/r.err'" \
+		"$(cat "$T/r.err")" || return 1
+	expect '[ "$(jq ".trace_file_damage | length" "$T/r.json")" -ge 1 ]' "damage in the report" ||
+		return 1
+	n=$(jqr .events.total "$T/r.json")
+	expect "[ $n -gt 0 ] && [ $n -lt $full ]" "the rest replays ($n of $full events)"
+}
+
+test_replay_rejects_what_is_not_a_trace() {
+	local out rc
+	out=$("$GMT" replay /etc/passwd 2>&1)
+	rc=$?
+	expect "[ $rc = 1 ]" "exit 1" || return 1
+	expect '[[ $out == *"not a gpumemtrace trace file"* ]]' "$out" || return 1
+	out=$("$GMT" replay "$T/missing.gmt" 2>&1)
+	expect '[[ $out == *"cannot open"*"No such file"* ]]' "$out" || return 1
+	printf 'GMTTRACE\x09\x00\x00\x00\x00\x00\x00\x00' >"$T/new.gmt"
+	out=$("$GMT" replay "$T/new.gmt" 2>&1)
+	expect '[[ $out == *"version 9 is newer"* ]]' "$out"
+}
+
+test_not_root_says_what_is_needed() {
+	local out rc
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$GMT" -p 1 2>&1)
+	rc=$?
+	expect "[ $rc = 1 ]" "exit 1, got $rc" || return 1
+	expect '[[ $out == *"needs root, or the CAP_BPF and CAP_PERFMON"* ]]' "$out" || return 1
+	expect '[ "$(printf "%s\n" "$out" | wc -l)" = 1 ]' "one line"
+}
+
+test_bad_arguments_get_clear_messages() {
+	need_root
+	local args out rc
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		out=$("$GMT" $args 2>&1 </dev/null)
+		rc=$?
+		expect "[ $rc -ne 0 ] && [ $rc -lt 128 ]" "'$args' fails cleanly (exit $rc)" || return 1
+		expect '[[ $out == *"$want"* ]]' "'$args' says '$want', said: $out" || return 1
+	done <<'EOF'
+-p abc|invalid pid 'abc'
+-p 0|invalid pid '0'
+-p 4194304999|invalid pid
+-p 999999|no process with pid 999999
+--interval 0 -p 1|invalid --interval '0'
+--duration -3 -p 1|invalid --duration '-3'
+--duration soon -p 1|invalid --duration 'soon'
+--ringbuf-mb 3 -p 1|must be a power of two
+--json|give either -p PID or -- CMD
+-p 1 -- true|give either -p PID or -- CMD
+record -p 1|record needs -o FILE
+record -o /nonexistent/dir/x.gmt -- true|cannot create /nonexistent/dir/x.gmt
+replay|replay needs a FILE
+-- /nonexistent/cmd|cannot run the command: No such file or directory
+--bogus|unrecognized option
+EOF
+}
+
+test_duration_stops() {
+	need_root
+	sleep 30 &
+	local victim=$!
+	"$GMT" -q --json --duration 0.5 -i 0.1 -p "$victim" >"$T/r.json" || return 1
+	kill "$victim"
+	expect '[ "$(jqr .session.end_reason "$T/r.json")" = duration ]' || return 1
+	expect '[ "$(jqr ".processes[0].exited" "$T/r.json")" = false ]' || return 1
+	expect '[ "$(jqr ".processes[0].proc_status.samples" "$T/r.json")" -ge 3 ]' "samples"
+}
+
+# -f follows children; without it the child is only counted
+test_follow_forks() {
+	need_root
+	mkfifo "$T/done"
+	"$GMT" -q --json -f -- "$WL" --fork --steps 3 --step-mib 8 --out "$T/done" >"$T/f.json" &
+	cat "$T/done" >/dev/null
+	wait $! || return 1
+	expect '[ "$(jq ".processes | length" "$T/f.json")" = 2 ]' "two processes with -f" || return 1
+	expect '[ "$(jqr ".processes[1].followed" "$T/f.json")" = true ]' || return 1
+	expect '[ "$(jq "[.processes[1].mappings.largest[] | select(.size_bytes == 8 * $MIB)]
+		| length" "$T/f.json")" = 3 ]' "the child's three mmaps" || return 1
+	"$GMT" -q --json -- "$WL" --fork --steps 3 --step-mib 8 --out /dev/null >"$T/n.json" ||
+		return 1
+	expect '[ "$(jq ".processes | length" "$T/n.json")" = 1 ]' "one process without -f" ||
+		return 1
+	expect '[ "$(jq ".processes[0].children" "$T/n.json")" = 1 ]' "the child is counted"
+}
+
+# a stalled reader and a small ring buffer: the drops are counted and shown
+test_lost_events_are_reported() {
+	need_root
+	local state
+	start_workload --steps 1 --step-mib 1 --churn 100000
+	start_tracer --ringbuf-mb 1 -p "$WL_PID" || return 1
+	kill -STOP "$GMT_PID"
+	# wait until the kernel has stopped it
+	for _ in $(seq 100); do
+		state=$(awk '{print $3}' "/proc/$GMT_PID/stat")
+		[ "$state" = T ] && break
+		read -r -t 0.05 <> <(:) || true
+	done
+	expect '[ "$state" = T ]' "tracer stopped" || return 1
+	release_workload
+	kill -CONT "$GMT_PID"
+	wait_tracer || return 1
+	expect 'grep -q "^Lost events: .*mmap [0-9]" "$T/gmt.out"' "$(grep Lost "$T/gmt.out")" ||
+		return 1
+	expect 'grep -q "bigger --ringbuf-mb" "$T/gmt.out"' "names the fix"
+}
+
+test_format_is_clean() {
+	local bad
+	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c 2>&1 |
+		grep -c 'warning:')
+	expect "[ $bad = 0 ]" "clang-format clean (run make format)"
+}

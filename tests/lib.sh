@@ -1,0 +1,88 @@
+# helpers for tests/integration.sh; $ROOT is the project, $T a fresh temp dir
+GMT=$ROOT/gpumemtrace
+WL=$ROOT/.output/tests/workload
+MIB=$((1 << 20))
+
+# expect 'CONDITION' ['what']: a bash condition; says which one failed
+expect() {
+	if ! eval "$1"; then
+		echo "# expected: $1${2:+ ($2)}"
+		return 1
+	fi
+}
+
+skip() {
+	echo "SKIP $*"
+	exit 77
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (CI runs the tests as root)"
+}
+
+# start_tracer ARGS...: gpumemtrace in the background (GMT_PID), report on
+# $T/gmt.out, messages on $T/gmt.err; returns once it says it is tracing
+start_tracer() {
+	local line
+	mkfifo "$T/gmt.fifo"
+	"$GMT" "$@" >"$T/gmt.out" 2>"$T/gmt.fifo" &
+	GMT_PID=$!
+	exec 3<"$T/gmt.fifo"
+	while IFS= read -r -t 60 line <&3; do
+		echo "$line" >>"$T/gmt.err"
+		if [[ $line == *"tracing pid"* ]]; then
+			cat <&3 >>"$T/gmt.err" &
+			return 0
+		fi
+	done
+	echo "# gpumemtrace did not start tracing: $(cat "$T/gmt.err")"
+	return 1
+}
+
+# wait_tracer: its exit status; its messages are in $T/gmt.err after this
+wait_tracer() {
+	local rc
+	wait "$GMT_PID"
+	rc=$?
+	exec 3<&-
+	return $rc
+}
+
+# start_workload ARGS...: the workload waiting on $T/go (WL_PID); it writes its
+# summary to the FIFO $T/done
+start_workload() {
+	mkfifo "$T/go" "$T/done"
+	"$WL" --wait "$T/go" --out "$T/done" "$@" &
+	WL_PID=$!
+}
+
+# release_workload: let it run and wait for its summary in $T/wl.json
+release_workload() {
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+}
+
+jqr() { jq -r "$@"; }
+
+# the report in $1 against the workload summary in $2 for process index $3:
+# RSS growth within 2%, faults within 5%, the mmaps exactly, with stacks
+check_growth() {
+	local report=$1 wl=$2 i=${3:-0} bytes pages change faults want got nostack
+	bytes=$(jqr .bytes "$wl")
+	pages=$(jqr .pages "$wl")
+	change=$(jqr ".processes[$i].rss.anon.change_bytes" "$report")
+	faults=$(jqr ".processes[$i].page_faults.anon.total" "$report")
+	expect "[ $change != null ]" "anon RSS seen" || return 1
+	expect "(( ${change#-} * 100 >= bytes * 98 && change * 100 <= bytes * 102 ))" \
+		"anon RSS change $change within 2% of $bytes allocated" || return 1
+	expect "(( faults * 100 >= pages * 95 && faults * 100 <= pages * 105 ))" \
+		"$faults anon faults within 5% of $pages pages touched" || return 1
+	want=$(jq -c '.addrs | sort' "$wl")
+	got=$(jq -c "[.processes[$i].mappings.largest[] | select(.kind == \"anon\" and
+		.size_bytes == $(jqr '.bytes / .mmaps' "$wl")) | .addr] | sort" "$report")
+	expect '[ "$want" = "$got" ]' "mmaps seen $got, made $want" || return 1
+	nostack=$(jq "[.processes[$i].mappings.largest[] | select(.kind == \"anon\" and
+		.size_bytes >= $MIB) | select(any(.stack[]?; .symbol == \"grow_step\") | not)]
+		| length" "$report")
+	expect "[ $nostack = 0 ]" "every step's mmap has a stack naming grow_step" || return 1
+}

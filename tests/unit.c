@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Unit tests of the file format, the model and the report, in the manner of
+ * the kernel's BPF selftests: subtests by name, ASSERT_* print what failed.
+ * Prints "ok NAME", "not ok NAME - why" per subtest. */
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "event.h"
+#include "fmt.h"
+#include "model.h"
+#include "report.h"
+#include "tracefile.h"
+
+static int failed;
+static char tmpdir[] = "/tmp/gmt-unit-XXXXXX";
+
+#define ASSERT_TRUE(cond, tag)                                                                \
+	({                                                                                    \
+		bool ok_ = (cond);                                                            \
+		if (!ok_) {                                                                   \
+			printf("# %s:%d: %s: expected %s\n", __func__, __LINE__, tag, #cond); \
+			failed = 1;                                                           \
+		}                                                                             \
+		ok_;                                                                          \
+	})
+#define ASSERT_EQ(a, b, tag)                                                                       \
+	({                                                                                         \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_) {                                                                    \
+			printf("# %s:%d: %s: %s = %lld, expected %lld\n", __func__, __LINE__, tag, \
+			       #a, a_, b_);                                                        \
+			failed = 1;                                                                \
+		}                                                                                  \
+		a_ == b_;                                                                          \
+	})
+#define ASSERT_STR(a, b, tag)                                                                     \
+	({                                                                                        \
+		bool ok_ = !strcmp((a), (b));                                                     \
+		if (!ok_) {                                                                       \
+			printf("# %s:%d: %s: \"%s\", expected \"%s\"\n", __func__, __LINE__, tag, \
+			       (a), (b));                                                         \
+			failed = 1;                                                               \
+		}                                                                                 \
+		ok_;                                                                              \
+	})
+
+/* a captured stream: what a sink received */
+struct capture {
+	unsigned char *buf;
+	size_t len, cap;
+	size_t events;
+};
+
+static void capture_sink(void *ctx, const struct gmt_hdr *e)
+{
+	struct capture *c = ctx;
+
+	if (c->len + e->len > c->cap) {
+		c->cap = (c->cap + e->len) * 2;
+		c->buf = realloc(c->buf, c->cap);
+	}
+	memcpy(c->buf + c->len, e, e->len);
+	c->len += e->len;
+	c->events++;
+}
+
+static __u64 T(double secs)
+{
+	return 1000000000ull + (__u64)(secs * 1e9);
+}
+
+static void send_session(gmt_sink_fn sink, void *ctx, __u32 pid)
+{
+	union {
+		struct gmt_session s;
+		char buf[512];
+	} u;
+	const char *cmd = "./server --port 8080";
+
+	event__init(&u.s.hdr, GMT_EV_SESSION, 256, T(0), pid);
+	u.s.start_realtime_ns = 1764670000ull * 1000000000ull;
+	u.s.interval_ms = 1000;
+	u.s.target_pid = pid;
+	u.s.page_size = 4096;
+	strcpy(u.s.tool_version, "0.1.0");
+	strcpy(u.s.kernel, "6.1.0-test");
+	strcpy(u.s.host, "testhost");
+	strcpy(u.s.arch, "x86_64");
+	u.s.cmdline_len = strlen(cmd);
+	memcpy(u.s.cmdline, cmd, strlen(cmd));
+	sink(ctx, &u.s.hdr);
+}
+
+static void send_rss(gmt_sink_fn sink, void *ctx, __u32 pid, double t, __u32 member, __s64 v)
+{
+	struct gmt_rss e;
+
+	event__init(&e.hdr, GMT_EV_RSS, sizeof(e), T(t), pid);
+	e.member = member;
+	e.bytes = v;
+	sink(ctx, &e.hdr);
+}
+
+static void send_mmap(gmt_sink_fn sink, void *ctx, __u32 pid, double t, __u64 addr, __u64 len,
+		      __u32 stack)
+{
+	struct gmt_mmap e;
+
+	event__init(&e.hdr, GMT_EV_MMAP, sizeof(e), T(t), pid);
+	e.addr = addr;
+	e.len = len;
+	e.prot = 3;
+	e.flags = 0x22;
+	e.fd = -1;
+	e.fd_class = GMT_FD_ANON;
+	e.stack_id = stack;
+	sink(ctx, &e.hdr);
+}
+
+static void send_munmap(gmt_sink_fn sink, void *ctx, __u32 pid, double t, __u64 addr, __u64 len)
+{
+	struct gmt_munmap e;
+
+	event__init(&e.hdr, GMT_EV_MUNMAP, sizeof(e), T(t), pid);
+	e.addr = addr;
+	e.len = len;
+	sink(ctx, &e.hdr);
+}
+
+static void send_stack(gmt_sink_fn sink, void *ctx, __u32 pid, __u32 id)
+{
+	union {
+		struct gmt_stack s;
+		__u64 buf[64];
+	} u;
+	char *names;
+	size_t off;
+
+	memset(&u, 0, sizeof(u));
+	u.s.stack_id = id;
+	u.s.nr_frames = 2;
+	u.s.frames[0] = (struct gmt_stack_frame){ 0x401000, 0x10 };
+	u.s.frames[1] = (struct gmt_stack_frame){ 0x402000, 0x20 };
+	names = (char *)&u.s.frames[2];
+	off = sprintf(names, "grow_cache") + 1;
+	off += sprintf(names + off, "server") + 1;
+	off += sprintf(names + off, "main") + 1;
+	off += sprintf(names + off, "server") + 1;
+	off += offsetof(struct gmt_stack, frames) + 2 * sizeof(u.s.frames[0]);
+	u.s.hdr = (struct gmt_hdr){ T(0.5), pid, pid, GMT_EV_STACK, (off + 7) & ~7ul, ~0u };
+	sink(ctx, &u.s.hdr);
+}
+
+/* a small but complete run: growth of 8 x 16 MiB, faults, a lost count */
+static void synthetic_run(gmt_sink_fn sink, void *ctx, int steps)
+{
+	struct gmt_faults f;
+	struct gmt_lost l;
+	struct gmt_end end;
+	int i;
+
+	send_session(sink, ctx, 100);
+	send_stack(sink, ctx, 100, 1);
+	for (i = 0; i < steps; i++) {
+		send_mmap(sink, ctx, 100, 1 + i, 0x7f0000000000ull + i * (32ull << 20), 16 << 20,
+			  1);
+		send_rss(sink, ctx, 100, 1 + i + 0.5, GMT_RSS_ANON, (i + 1) * (16ll << 20));
+		event__init(&f.hdr, GMT_EV_FAULTS, sizeof(f), T(1 + i + 0.6), 100);
+		f.count[GMT_FAULT_ANON] = (i + 1) * 4096ull;
+		sink(ctx, &f.hdr);
+	}
+	event__init(&l.hdr, GMT_EV_LOST, sizeof(l), T(steps + 1), 100);
+	l.count[GMT_SRC_MMAP] = 7;
+	sink(ctx, &l.hdr);
+	event__init(&end.hdr, GMT_EV_END, sizeof(end), T(steps + 2), 100);
+	end.reason = GMT_END_SIGNAL;
+	sink(ctx, &end.hdr);
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		perror(path);
+	close(fd);
+}
+
+static unsigned char *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	unsigned char *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		return NULL;
+	buf = malloc(st.st_size + 1);
+	*len = read(fd, buf, st.st_size);
+	close(fd);
+	return buf;
+}
+
+static void record(const char *path, int steps, int blocks)
+{
+	struct tracefile_info info = { .tool = "gpumemtrace test", .cmdline = "./server" };
+	struct tracefile_writer *w = tracefile__create(path, &info);
+	struct capture c = {};
+	size_t off = 0;
+	int b = 0;
+
+	synthetic_run(capture_sink, &c, steps);
+	/* spread the events over `blocks` blocks with forced flushes */
+	while (off < c.len) {
+		const struct gmt_hdr *e = (const void *)(c.buf + off);
+
+		tracefile__write(w, e);
+		off += e->len;
+		if (b < blocks - 1 && off >= c.len * (b + 1) / blocks) {
+			tracefile__tick(w, (b + 2) * 2000000000ull);
+			b++;
+		}
+	}
+	tracefile__close(w);
+	free(c.buf);
+}
+
+static void test_tracefile_roundtrip(void)
+{
+	struct capture direct = {}, replayed = {};
+	struct replay_result r;
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/rt.gmt", tmpdir);
+	record(path, 8, 3);
+	synthetic_run(capture_sink, &direct, 8);
+	ASSERT_EQ(tracefile__replay(path, capture_sink, &replayed, &r), 0, "replay");
+	ASSERT_EQ(r.blocks, 3, "blocks");
+	ASSERT_EQ(r.nr_notes, 0, "no damage");
+	ASSERT_EQ(replayed.len, direct.len, "bytes");
+	ASSERT_TRUE(replayed.len == direct.len && !memcmp(replayed.buf, direct.buf, direct.len),
+		    "same events");
+	ASSERT_STR(r.info.cmdline, "./server", "header cmdline");
+	ASSERT_TRUE(!stat(path, &st) && (st.st_mode & 0777) == 0600, "mode 0600");
+	free(direct.buf);
+	free(replayed.buf);
+}
+
+/* cut at every offset: never a crash, whole blocks before the cut replay */
+static void test_tracefile_truncated_everywhere(void)
+{
+	struct capture full = {};
+	struct replay_result r;
+	char path[64], cut[64];
+	unsigned char *buf;
+	size_t len, n, last = (size_t)-1, i;
+	int bad = 0;
+	bool boundary;
+
+	snprintf(path, sizeof(path), "%s/full.gmt", tmpdir);
+	snprintf(cut, sizeof(cut), "%s/cut.gmt", tmpdir);
+	record(path, 8, 4);
+	buf = read_file(path, &len);
+	tracefile__replay(path, capture_sink, &full, &r);
+	for (n = 0; n <= len; n++) {
+		struct capture c = {};
+		int ret;
+
+		write_file(cut, buf, n);
+		ret = tracefile__replay(cut, capture_sink, &c, &r);
+		/* events only grow with the length, and never beyond the full file */
+		if (c.events > full.events || (ret == 0 && last != (size_t)-1 && c.events < last))
+			bad++;
+		/* a cut inside a block must say so; at a block's start it cannot */
+		boundary = n + 4 > len || !memcmp(buf + n, "GMTB", 4);
+		for (i = 0; !boundary && i + 4 <= n; i++)
+			if (!memcmp(buf + i, "GMTB", 4))
+				break;
+		if (i + 4 > n)
+			boundary = true; /* the header itself */
+		if (ret == 0 && !boundary && !r.nr_notes)
+			bad++;
+		if (ret == 0)
+			last = c.events;
+		free(c.buf);
+	}
+	ASSERT_EQ(bad, 0, "cuts misreported");
+	ASSERT_EQ(last, full.events, "whole file replays all");
+	free(buf);
+	free(full.buf);
+}
+
+/* a flipped byte inside one block loses that block only */
+static void test_tracefile_corrupt_block(void)
+{
+	struct capture full = {}, c;
+	struct replay_result r;
+	char path[64];
+	unsigned char *buf;
+	size_t len, i, starts[8], nb = 0;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/corrupt.gmt", tmpdir);
+	record(path, 8, 4);
+	buf = read_file(path, &len);
+	tracefile__replay(path, capture_sink, &full, &r);
+	for (i = 0; i + 4 <= len && nb < 8; i++)
+		if (!memcmp(buf + i, "GMTB", 4))
+			starts[nb++] = i;
+	ASSERT_EQ(nb, 4, "blocks found");
+	/* every byte of the second block, header included */
+	for (i = starts[1]; nb == 4 && i < starts[2]; i++) {
+		buf[i] ^= 0x5a;
+		write_file(path, buf, len);
+		buf[i] ^= 0x5a;
+		memset(&c, 0, sizeof(c));
+		if (tracefile__replay(path, capture_sink, &c, &r) || !r.nr_notes || r.blocks != 3 ||
+		    c.events >= full.events || !c.events)
+			bad++;
+		free(c.buf);
+	}
+	ASSERT_EQ(bad, 0, "flips not contained to one block");
+	free(buf);
+	free(full.buf);
+}
+
+static void test_tracefile_bad_files(void)
+{
+	struct replay_result r;
+	struct capture c = {};
+	char path[64];
+	unsigned char *buf;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/bad.gmt", tmpdir);
+	write_file(path, "hello world, not a trace\n", 25);
+	ASSERT_EQ(tracefile__replay(path, capture_sink, &c, &r), -1, "text file");
+	ASSERT_TRUE(strstr(r.error, "not a gpumemtrace trace file") != NULL, r.error);
+	write_file(path, "", 0);
+	ASSERT_EQ(tracefile__replay(path, capture_sink, &c, &r), -1, "empty file");
+	ASSERT_EQ(tracefile__replay("/nonexistent/x.gmt", capture_sink, &c, &r), -1, "missing");
+	ASSERT_TRUE(strstr(r.error, "cannot open") != NULL, r.error);
+	ASSERT_EQ(tracefile__replay("/tmp", capture_sink, &c, &r), -1, "directory");
+	record(path, 2, 1);
+	buf = read_file(path, &len);
+	buf[8] = TRACEFILE_VERSION + 1;
+	write_file(path, buf, len);
+	ASSERT_EQ(tracefile__replay(path, capture_sink, &c, &r), -1, "newer version");
+	ASSERT_TRUE(strstr(r.error, "newer") != NULL, r.error);
+	ASSERT_EQ(c.events, 0, "no events from bad files");
+	free(buf);
+}
+
+static void test_event_valid(void)
+{
+	struct gmt_rss e;
+	union {
+		struct gmt_stack s;
+		__u64 buf[16];
+	} u;
+
+	event__init(&e.hdr, GMT_EV_RSS, sizeof(e), 1, 1);
+	ASSERT_TRUE(event__valid(&e.hdr, sizeof(e)), "good rss");
+	ASSERT_TRUE(!event__valid(&e.hdr, sizeof(e) - 8), "longer than the buffer");
+	e.hdr.len = 16;
+	ASSERT_TRUE(!event__valid(&e.hdr, sizeof(e)), "shorter than a header");
+	e.hdr.len = sizeof(e) - 4;
+	ASSERT_TRUE(!event__valid(&e.hdr, sizeof(e)), "not a multiple of 8");
+	e.hdr.len = 24;
+	ASSERT_TRUE(!event__valid(&e.hdr, sizeof(e)), "shorter than its type");
+	memset(&u, 'x', sizeof(u));
+	event__init(&u.s.hdr, GMT_EV_STACK, 64, 1, 1);
+	u.s.nr_frames = 1;
+	memset((char *)&u.s.frames[1], 'x', 64 - 48);
+	ASSERT_TRUE(!event__valid(&u.s.hdr, 64), "unterminated frame names");
+}
+
+static struct model *model_of_run(int steps)
+{
+	struct model *m = model__new();
+
+	synthetic_run(model__add, m, steps);
+	return m;
+}
+
+static void test_model_rss_and_faults(void)
+{
+	struct model *m = model_of_run(8);
+	struct model_proc *p = model__proc(m, 100);
+	__s64 v = 0;
+
+	if (!ASSERT_TRUE(p != NULL, "target process"))
+		return;
+	ASSERT_EQ(p->rss[GMT_RSS_ANON].n, 8, "rss points");
+	ASSERT_EQ(series__peak(&p->rss[GMT_RSS_ANON]), 128ll << 20, "peak");
+	ASSERT_TRUE(series__at(&p->rss[GMT_RSS_ANON], T(3.0), &v), "value at 3 s");
+	ASSERT_EQ(v, 32ll << 20, "rss at 3 s");
+	ASSERT_TRUE(!series__at(&p->rss[GMT_RSS_ANON], T(1.0), &v), "nothing before 1.5 s");
+	ASSERT_EQ(p->faults[GMT_FAULT_ANON], 8 * 4096, "fault total");
+	ASSERT_EQ((long long)p->fault_peak_rate[GMT_FAULT_ANON], 4096, "fault peak rate");
+	ASSERT_EQ(m->lost[GMT_SRC_MMAP], 7, "lost");
+	ASSERT_EQ(m->end_reason, GMT_END_SIGNAL, "end reason");
+	ASSERT_EQ(model__duration_ns(m), 10ull * 1000000000ull, "duration");
+	model__free(m);
+}
+
+static void test_model_mappings(void)
+{
+	struct model *m = model__new();
+	struct model_proc *p;
+	const __u64 base = 0x7f0000000000ull, mib = 1 << 20;
+
+	send_session(model__add, m, 7);
+	send_mmap(model__add, m, 7, 1, base, 16 * mib, 0);
+	send_mmap(model__add, m, 7, 2, base + 32 * mib, 8 * mib, 0);
+	/* a hole in the middle of the first, then its head */
+	send_munmap(model__add, m, 7, 3, base + 4 * mib, 4 * mib);
+	send_munmap(model__add, m, 7, 4, base, 4 * mib);
+	/* unmapping what was never mapped during the run changes nothing */
+	send_munmap(model__add, m, 7, 5, base + 64 * mib, 64 * mib);
+	/* one call across both */
+	send_munmap(model__add, m, 7, 6, base + 8 * mib, 28 * mib);
+	p = model__proc(m, 7);
+	if (!ASSERT_TRUE(p != NULL, "process"))
+		return;
+	ASSERT_EQ(p->nr_maps, 2, "mappings");
+	ASSERT_EQ(p->maps[0].live, 0, "first gone");
+	ASSERT_EQ(p->maps[0].gone_ts, T(6), "first gone at 6 s");
+	ASSERT_EQ(p->maps[1].live, 4 * mib, "second half left");
+	ASSERT_EQ(p->munmap_calls, 4, "munmap calls");
+	/* a fixed mapping over the rest replaces it */
+	send_mmap(model__add, m, 7, 7, base + 36 * mib, 4 * mib, 0);
+	ASSERT_EQ(p->maps[1].live, 0, "replaced by MAP_FIXED");
+	ASSERT_EQ(p->maps[2].live, 4 * mib, "new mapping live");
+	model__free(m);
+}
+
+static void test_model_exec_resets(void)
+{
+	struct model *m = model__new();
+	struct gmt_exec x;
+	struct model_proc *p;
+
+	send_session(model__add, m, 9);
+	send_rss(model__add, m, 9, 0.1, GMT_RSS_ANON, 6 << 20);
+	send_mmap(model__add, m, 9, 0.2, 0x10000, 1 << 20, 0);
+	event__init(&x.hdr, GMT_EV_EXEC, sizeof(x), T(0.3), 9);
+	strcpy(x.comm, "server");
+	strcpy(x.filename, "/usr/bin/server");
+	model__add(m, &x.hdr);
+	send_rss(model__add, m, 9, 0.4, GMT_RSS_ANON, 1 << 20);
+	p = model__proc(m, 9);
+	if (!ASSERT_TRUE(p != NULL, "process"))
+		return;
+	ASSERT_EQ(p->rss[GMT_RSS_ANON].n, 1, "only the new image's rss");
+	ASSERT_EQ(p->nr_maps, 0, "old mappings forgotten");
+	ASSERT_STR(p->comm, "server", "comm from exec");
+	ASSERT_STR(p->exe, "/usr/bin/server", "exe from exec");
+	model__free(m);
+}
+
+static char *report_text(const struct model *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	report__text(f, m, NULL);
+	fclose(f);
+	return buf;
+}
+
+static void test_report_text(void)
+{
+	struct model *m = model_of_run(8);
+	char *t = report_text(m);
+	const char *want[] = { "target   pid 100: ./server --port 8080",
+			       "kernel 6.1.0-test",
+			       "until interrupted",
+			       "+112.0 MiB",
+			       "Page faults",
+			       "8 mmap (0 failed)",
+			       "grow_cache+0x10 (server)",
+			       "main+0x20 (server)",
+			       "Lost events: mmap 7" };
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ASSERT_TRUE(strstr(t, want[i]) != NULL, want[i]);
+	free(t);
+	model__free(m);
+}
+
+static void test_report_json(void)
+{
+	struct model *m = model_of_run(8);
+	struct json_object *root, *p, *o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	report__json(f, m, NULL);
+	fclose(f);
+	root = json_tokener_parse(buf);
+	if (!ASSERT_TRUE(root != NULL, "json parses"))
+		return;
+	p = json_object_array_get_idx(json_object_object_get(root, "processes"), 0);
+	o = json_object_object_get(json_object_object_get(p, "rss"), "anon");
+	ASSERT_EQ(json_object_get_int64(json_object_object_get(o, "change_bytes")), 112ll << 20,
+		  "anon change");
+	ASSERT_EQ(json_object_get_int64(json_object_object_get(o, "peak_bytes")), 128ll << 20,
+		  "anon peak");
+	o = json_object_object_get(json_object_object_get(p, "mappings"), "largest");
+	ASSERT_EQ(json_object_array_length(o), 8, "largest mappings");
+	o = json_object_object_get(json_object_array_get_idx(o, 0), "stack");
+	ASSERT_STR(json_object_get_string(
+			   json_object_object_get(json_object_array_get_idx(o, 0), "symbol")),
+		   "grow_cache", "stack symbol");
+	o = json_object_object_get(root, "lost_events");
+	ASSERT_EQ(json_object_get_int64(json_object_object_get(o, "total")), 7, "lost total");
+	o = json_object_object_get(root, "session");
+	ASSERT_STR(json_object_get_string(json_object_object_get(o, "end_reason")), "signal",
+		   "end reason");
+	json_object_put(root);
+	free(buf);
+	model__free(m);
+}
+
+static void test_fmt(void)
+{
+	char b[32];
+
+	ASSERT_STR(fmt_bytes(b, sizeof(b), 0), "0 B", "zero");
+	ASSERT_STR(fmt_bytes(b, sizeof(b), 1023), "1023 B", "bytes");
+	ASSERT_STR(fmt_bytes(b, sizeof(b), 4096), "4.0 KiB", "KiB");
+	ASSERT_STR(fmt_bytes(b, sizeof(b), 128 << 20), "128.0 MiB", "MiB");
+	ASSERT_STR(fmt_bytes(b, sizeof(b), 1.5 * (1 << 30)), "1.50 GiB", "GiB");
+	ASSERT_STR(fmt_delta(b, sizeof(b), -(4 << 10)), "-4.0 KiB", "negative");
+	ASSERT_STR(fmt_delta(b, sizeof(b), 126 << 20), "+126.0 MiB", "positive");
+	ASSERT_STR(fmt_prot(b, sizeof(b), 5), "r-x", "prot");
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "unit_tracefile_roundtrip", test_tracefile_roundtrip },
+	{ "unit_tracefile_truncated_everywhere", test_tracefile_truncated_everywhere },
+	{ "unit_tracefile_corrupt_block", test_tracefile_corrupt_block },
+	{ "unit_tracefile_bad_files", test_tracefile_bad_files },
+	{ "unit_event_valid", test_event_valid },
+	{ "unit_model_rss_and_faults", test_model_rss_and_faults },
+	{ "unit_model_mappings", test_model_mappings },
+	{ "unit_model_exec_resets", test_model_exec_resets },
+	{ "unit_report_text", test_report_text },
+	{ "unit_report_json", test_report_json },
+	{ "unit_fmt", test_fmt },
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+	int any = 0;
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+			continue;
+		failed = 0;
+		tests[i].fn();
+		printf("%s %s\n", failed ? "not ok" : "ok", tests[i].name);
+		fflush(stdout);
+		any |= failed;
+	}
+	if (fork() == 0)
+		execlp("rm", "rm", "-rf", tmpdir, (char *)NULL);
+	return any;
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A test workload that grows anonymous memory by a known amount per step and
+ * touches a known number of pages, then prints what it did as JSON.
+ *
+ *   workload [--steps N] [--step-mib M] [--step-ms MS] [--wait FIFO]
+ *            [--hold FIFO] [--fork] [--churn N]
+ *
+ * --wait FIFO   read one byte from FIFO before the first step (the tracer is in)
+ * --hold FIFO   read one byte from FIFO before exiting
+ * --fork        do the steps in a child process too
+ * --churn N     then N small mmap/munmap pairs (fills a ring buffer)
+ * --out FILE    write the summary to FILE (may be a FIFO) instead of stdout
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_STEPS 1024
+
+struct totals {
+	long mmaps, pages, bytes;
+	unsigned long addrs[MAX_STEPS];
+};
+
+static void wait_fifo(const char *path)
+{
+	char c;
+	int fd;
+
+	if (!path)
+		return;
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || read(fd, &c, 1) < 0) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+}
+
+/* noinline so the tracer's stacks can name it */
+__attribute__((noinline)) static char *map_anon(size_t len)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	asm volatile("" ::: "memory");
+	return p == MAP_FAILED ? NULL : p;
+}
+
+__attribute__((noinline)) static void grow_step(size_t len, struct totals *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = map_anon(len);
+	size_t off;
+
+	if (!p) {
+		perror("mmap");
+		exit(2);
+	}
+	/* one fault per page: no transparent huge pages */
+	madvise(p, len, MADV_NOHUGEPAGE);
+	for (off = 0; off < len; off += page)
+		p[off] = 1;
+	if (t->mmaps < MAX_STEPS)
+		t->addrs[t->mmaps] = (unsigned long)p;
+	t->mmaps++;
+	t->pages += len / page;
+	t->bytes += len;
+}
+
+static void churn(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	}
+}
+
+static void run_steps(int steps, size_t step, long step_ms, struct totals *t)
+{
+	struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
+	int i;
+
+	for (i = 0; i < steps; i++) {
+		grow_step(step, t);
+		if (step_ms)
+			nanosleep(&ts, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *wait = NULL, *hold = NULL, *out = NULL;
+	FILE *f = stdout;
+	int i, steps = 8, do_fork = 0;
+	long step_mib = 16, step_ms = 0, churn_n = 0;
+	struct totals t = { 0 };
+	pid_t child = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "0";
+
+		if (!strcmp(argv[i], "--steps"))
+			steps = atoi(v), i++;
+		else if (!strcmp(argv[i], "--step-mib"))
+			step_mib = atol(v), i++;
+		else if (!strcmp(argv[i], "--step-ms"))
+			step_ms = atol(v), i++;
+		else if (!strcmp(argv[i], "--wait"))
+			wait = v, i++;
+		else if (!strcmp(argv[i], "--hold"))
+			hold = v, i++;
+		else if (!strcmp(argv[i], "--out"))
+			out = v, i++;
+		else if (!strcmp(argv[i], "--churn"))
+			churn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--fork"))
+			do_fork = 1;
+		else {
+			fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
+			return 2;
+		}
+	}
+	wait_fifo(wait);
+	if (do_fork) {
+		child = fork();
+		if (!child) {
+			run_steps(steps, step_mib << 20, step_ms, &t);
+			_exit(0);
+		}
+	}
+	run_steps(steps, step_mib << 20, step_ms, &t);
+	churn(churn_n);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	if (out && !(f = fopen(out, "w"))) {
+		perror(out);
+		return 2;
+	}
+	fprintf(f,
+		"{\"pid\": %d, \"mmaps\": %ld, \"pages\": %ld, \"bytes\": %ld, "
+		"\"page_size\": %ld, \"churn\": %ld, \"addrs\": [",
+		getpid(), t.mmaps, t.pages, t.bytes, sysconf(_SC_PAGESIZE), churn_n);
+	for (i = 0; i < t.mmaps && i < MAX_STEPS; i++)
+		fprintf(f, "%s%lu", i ? ", " : "", t.addrs[i]);
+	fprintf(f, "]}\n");
+	fclose(f);
+	wait_fifo(hold);
+	return 0;
+}

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "gpumemtrace.skel.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
+#define MAX_PROGS 8
+#define MAX_GROUPS 8
+
+struct attach {
+	struct gmt_bpf *skel;
+	struct btf *vmlinux;
+	const char *tracefs;
+	pid_t pid;
+	bool spawned;
+	int gate;     /* write end: one byte lets the child exec */
+	int exec_err; /* read end: errno from a failed exec, EOF on success */
+	int pidfd;
+	struct bpf_link *links[MAX_GROUPS * MAX_PROGS];
+	size_t nr_links;
+	struct gmt_probe probes[MAX_GROUPS + 2];
+	size_t nr_probes;
+};
+
+struct group {
+	const char *name, *what;
+	/* NULL when it can run here, else why not */
+	const char *(*missing)(struct attach *a);
+	const char *progs[MAX_PROGS];
+};
+
+static bool has_btf_type(struct attach *a, const char *name, __u32 kind)
+{
+	return a->vmlinux && btf__find_by_name_kind(a->vmlinux, name, kind) >= 0;
+}
+
+static bool has_tracepoint(struct attach *a, const char *cat, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s", a->tracefs, cat, name);
+	return !access(path, F_OK);
+}
+
+static const char *sched_missing(struct attach *a)
+{
+	if (!has_btf_type(a, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF))
+		return "sched tracepoints are not in the kernel BTF (kernel older than 5.5)";
+	return NULL;
+}
+
+static const char *rss_missing(struct attach *a)
+{
+	if (!has_tracepoint(a, "kmem", "rss_stat"))
+		return "kmem:rss_stat is not in this kernel (added in 5.5): RSS comes only from "
+		       "the /proc samples";
+	return NULL;
+}
+
+static bool has_find_vma(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma, NULL) > 0;
+}
+
+static const char *fault_missing(struct attach *a)
+{
+	if (!has_btf_type(a, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF))
+		return "exceptions:page_fault_user is not in this kernel (it exists on x86 only)";
+	return NULL;
+}
+
+static const char *syscalls_missing(struct attach *a)
+{
+	if (!has_tracepoint(a, "syscalls", "sys_enter_mmap"))
+		return "syscall tracepoints are off in this kernel (CONFIG_FTRACE_SYSCALLS)";
+	return NULL;
+}
+
+static const struct group groups[] = {
+	{ "sched:process_exec/fork/exit",
+	  "exec, threads, children, exit",
+	  sched_missing,
+	  { "tp_sched_process_exec", "tp_sched_process_fork", "tp_sched_process_exit",
+	    "tp_mm_exec_reset" } },
+	{ "kmem:rss_stat",
+	  "RSS by member (anon, file, shmem, swap)",
+	  rss_missing,
+	  { "tp_rss_stat" } },
+	{ "exceptions:page_fault_user",
+	  "page faults by class (anon, file, device)",
+	  fault_missing,
+	  { "tp_page_fault_user" } },
+	{ "syscalls:mmap/munmap/mremap/brk",
+	  "mappings, brk heap, stacks of large anonymous mmaps",
+	  syscalls_missing,
+	  { "tp_sys_enter_mmap", "tp_sys_exit_mmap", "tp_sys_enter_munmap", "tp_sys_exit_munmap",
+	    "tp_sys_enter_mremap", "tp_sys_exit_mremap", "tp_sys_enter_brk", "tp_sys_exit_brk" } },
+};
+
+#define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
+
+static void add_probe(struct attach *a, __u32 status, const char *name, const char *what,
+		      const char *reason)
+{
+	struct gmt_probe *p = &a->probes[a->nr_probes++];
+
+	event__init(&p->hdr, GMT_EV_PROBE, sizeof(*p), 0, 0);
+	p->status = status;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	snprintf(p->reason, sizeof(p->reason), "%s", reason ? reason : "");
+}
+
+int attach__check_privileges(char *msg, size_t size)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+	__u64 eff;
+
+	if (!geteuid())
+		return 0;
+	if (!syscall(SYS_capget, &hdr, data)) {
+		eff = (__u64)data[1].effective << 32 | data[0].effective;
+		if ((eff >> CAP_BPF & 1) && (eff >> CAP_PERFMON & 1))
+			return 0;
+	}
+	snprintf(
+		msg, size,
+		"tracing needs root, or the CAP_BPF and CAP_PERFMON capabilities: run it with sudo "
+		"(replaying a trace file needs neither)");
+	return -EPERM;
+}
+
+/* classic tracepoints are found through tracefs: mount it if nobody has */
+static int find_tracefs(struct attach *a, char *err, size_t size)
+{
+	if (!access(TRACEFS "/events", F_OK)) {
+		a->tracefs = TRACEFS;
+		return 0;
+	}
+	if (!access(DEBUGFS_TRACING "/events", F_OK)) {
+		a->tracefs = DEBUGFS_TRACING;
+		return 0;
+	}
+	if (!mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
+		a->tracefs = TRACEFS;
+		return 0;
+	}
+	snprintf(err, size,
+		 "tracefs is not mounted and mounting it failed (%s): run "
+		 "'mount -t tracefs nodev " TRACEFS "' and try again",
+		 strerror(errno));
+	return -ENOENT;
+}
+
+static int check_pid(pid_t pid, char *err, size_t size)
+{
+	if (kill(pid, 0) && errno == ESRCH) {
+		snprintf(err, size, "no process with pid %d", pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* fork now, exec later: the child waits on `gate` until the probes are in */
+static int spawn(struct attach *a, char **argv, char *err, size_t size)
+{
+	int gate[2], exec_err[2];
+	sigset_t none;
+	char c;
+
+	if (pipe2(gate, O_CLOEXEC) || pipe2(exec_err, O_CLOEXEC)) {
+		snprintf(err, size, "pipe: %s", strerror(errno));
+		return -errno;
+	}
+	a->pid = fork();
+	if (a->pid < 0) {
+		snprintf(err, size, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (!a->pid) {
+		close(gate[1]);
+		close(exec_err[0]);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (read(gate[0], &c, 1) != 1)
+			_exit(127); /* the tracer gave up */
+		execvp(argv[0], argv);
+		c = errno;
+		if (write(exec_err[1], &c, 1) != 1)
+			_exit(127);
+		_exit(127);
+	}
+	close(gate[0]);
+	close(exec_err[1]);
+	a->gate = gate[1];
+	a->exec_err = exec_err[0];
+	a->spawned = true;
+	return 0;
+}
+
+int attach__release(struct attach *a, char *err, size_t size)
+{
+	char c = 1;
+	ssize_t n;
+
+	if (!a->spawned)
+		return 0;
+	if (write(a->gate, &c, 1) != 1) {
+		snprintf(err, size, "could not start the command: %s", strerror(errno));
+		return -EIO;
+	}
+	close(a->gate);
+	a->gate = -1;
+	do
+		n = read(a->exec_err, &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(a->exec_err);
+	a->exec_err = -1;
+	if (n == 1) {
+		snprintf(err, size, "cannot run the command: %s", strerror(c));
+		return -c;
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static struct bpf_program *prog(struct attach *a, const char *name)
+{
+	return bpf_object__find_program_by_name(a->skel->obj, name);
+}
+
+/* decide what loads: a group whose kernel feature is missing does not */
+static void plan_groups(struct attach *a, const char **why)
+{
+	struct bpf_program *p;
+	size_t g, i;
+
+	for (g = 0; g < NR_GROUPS; g++) {
+		why[g] = groups[g].missing(a);
+		for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
+			if ((p = prog(a, groups[g].progs[i])))
+				bpf_program__set_autoload(p, !why[g]);
+	}
+	/* page faults: the classifying program needs bpf_find_vma (5.17) */
+	if (!why[2] && !has_find_vma()) {
+		bpf_program__set_autoload(prog(a, "tp_page_fault_user"), false);
+		bpf_program__set_autoload(prog(a, "tp_page_fault_user_noclass"), true);
+	} else {
+		bpf_program__set_autoload(prog(a, "tp_page_fault_user_noclass"), false);
+	}
+}
+
+static void attach_group(struct attach *a, size_t g, const char *why)
+{
+	const char *names[MAX_PROGS];
+	size_t i, first = a->nr_links;
+	struct bpf_link *l;
+	char reason[160];
+
+	memcpy(names, groups[g].progs, sizeof(names));
+	if (why) {
+		add_probe(a, GMT_PROBE_SKIPPED, groups[g].name, groups[g].what, why);
+		return;
+	}
+	if (g == 2 && !bpf_program__autoload(prog(a, "tp_page_fault_user")))
+		names[0] = "tp_page_fault_user_noclass";
+	for (i = 0; i < MAX_PROGS && names[i]; i++) {
+		l = bpf_program__attach(prog(a, names[i]));
+		if (!l) {
+			snprintf(reason, sizeof(reason), "attaching %s failed: %s", names[i],
+				 strerror(errno));
+			while (a->nr_links > first)
+				bpf_link__destroy(a->links[--a->nr_links]);
+			add_probe(a, GMT_PROBE_FAILED, groups[g].name, groups[g].what, reason);
+			return;
+		}
+		a->links[a->nr_links++] = l;
+	}
+	if (names[0] == groups[g].progs[0])
+		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
+	else
+		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, "page faults, not classified",
+			  "bpf_find_vma is missing (kernel older than 5.17)");
+}
+
+static int load(struct attach *a, const struct attach_opts *o, char *err, size_t size)
+{
+	const char *why[NR_GROUPS];
+	__u32 one = 1, pid = a->pid;
+	int e;
+
+	a->skel = gmt_bpf__open();
+	if (!a->skel) {
+		snprintf(err, size, "opening the BPF object failed: %s", strerror(errno));
+		return -errno;
+	}
+	a->skel->rodata->follow_forks = o->follow_forks;
+	bpf_map__set_max_entries(a->skel->maps.events, (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20);
+	plan_groups(a, why);
+	e = gmt_bpf__load(a->skel);
+	if (e) {
+		snprintf(err, size,
+			 "loading the BPF programs failed: %s (run with -v for the verifier log)",
+			 strerror(-e));
+		return e;
+	}
+	if (bpf_map__update_elem(a->skel->maps.targets, &pid, sizeof(pid), &one, sizeof(one), 0)) {
+		snprintf(err, size, "cannot set the target: %s", strerror(errno));
+		return -errno;
+	}
+	for (size_t g = 0; g < NR_GROUPS; g++)
+		attach_group(a, g, why[g]);
+	add_probe(a, GMT_PROBE_ATTACHED, "/proc/PID/status", "truth counters every interval", NULL);
+	return 0;
+}
+
+struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
+{
+	struct attach *a = calloc(1, sizeof(*a));
+
+	if (!a) {
+		snprintf(err, size, "out of memory");
+		return NULL;
+	}
+	a->gate = a->exec_err = a->pidfd = -1;
+	libbpf_set_print(o->verbose ? libbpf_print : libbpf_print_warn);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, size,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): gpumemtrace needs a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF, 5.8 or newer");
+		goto fail;
+	}
+	a->vmlinux = btf__load_vmlinux_btf();
+	if (find_tracefs(a, err, size))
+		goto fail;
+	if (o->argv) {
+		if (spawn(a, o->argv, err, size))
+			goto fail;
+	} else {
+		a->pid = o->pid;
+		if (check_pid(a->pid, err, size))
+			goto fail;
+	}
+	a->pidfd = syscall(SYS_pidfd_open, a->pid, 0);
+	if (a->pidfd < 0) {
+		snprintf(err, size, "no process with pid %d", a->pid);
+		goto fail;
+	}
+	if (load(a, o, err, size))
+		goto fail;
+	return a;
+fail:
+	attach__free(a);
+	return NULL;
+}
+
+pid_t attach__target(const struct attach *a)
+{
+	return a->pid;
+}
+
+int attach__pidfd(const struct attach *a)
+{
+	return a->pidfd;
+}
+
+struct gmt_bpf *attach__skel(const struct attach *a)
+{
+	return a->skel;
+}
+
+const struct gmt_probe *attach__probes(const struct attach *a, size_t *n)
+{
+	*n = a->nr_probes;
+	return a->probes;
+}
+
+void attach__free(struct attach *a)
+{
+	if (!a)
+		return;
+	while (a->nr_links)
+		bpf_link__destroy(a->links[--a->nr_links]);
+	gmt_bpf__destroy(a->skel);
+	btf__free(a->vmlinux);
+	if (a->exec_err >= 0)
+		close(a->exec_err);
+	if (a->gate >= 0) {
+		close(a->gate); /* an unreleased child sees EOF and exits at once */
+		waitpid(a->pid, NULL, 0);
+	} else if (a->spawned) {
+		/* reap it if it is done; one still running is left to run */
+		waitpid(a->pid, NULL, WNOHANG);
+	}
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	free(a);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* the target (a running pid, or a command started stopped before exec) and
+ * the BPF programs: feature probes, load, attach, one result per probe */
+#ifndef GMT_ATTACH_H
+#define GMT_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "event.h"
+
+struct attach;
+struct gmt_bpf;
+
+struct attach_opts {
+	pid_t pid;   /* trace this process, or */
+	char **argv; /* start this command, traced from its first instruction */
+	bool follow_forks;
+	unsigned int ringbuf_mb;
+	bool verbose;
+};
+
+/* 0 when this process may load BPF; else -EPERM and `msg` says what is needed */
+int attach__check_privileges(char *msg, size_t size);
+/* NULL on failure, with `err` saying why and what to do */
+struct attach *attach__new(const struct attach_opts *o, char *err, size_t size);
+/* lets a started command exec; -errno (and `err`) when it could not run */
+int attach__release(struct attach *a, char *err, size_t size);
+pid_t attach__target(const struct attach *a);
+/* a pidfd of the target: readable once it has exited */
+int attach__pidfd(const struct attach *a);
+struct gmt_bpf *attach__skel(const struct attach *a);
+/* what each probe group did, as records ready for the stream */
+const struct gmt_probe *attach__probes(const struct attach *a, size_t *n);
+/* reaps a started command that has exited */
+void attach__free(struct attach *a);
+
+#endif

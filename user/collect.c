@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect.h"
+#include "gpumemtrace.skel.h"
+#include "symbolize.h"
+
+#define MAX_PIDS 4096
+#define STACK_BUCKETS 1024
+#define SCRATCH_SIZE 65536
+
+struct stack_entry {
+	__u64 hash;
+	__u32 id;
+	__u16 nr;
+	__u64 *ips;
+	struct stack_entry *next;
+};
+
+struct pid_state {
+	__u32 pid;
+	__u64 faults[GMT_FAULT_NR]; /* last sent */
+};
+
+struct collect {
+	struct attach *a;
+	const struct collect_opts *o;
+	struct ring_buffer *rb;
+	struct symbolizer *sym;
+	struct stack_entry *stacks[STACK_BUCKETS];
+	__u32 next_stack_id;
+	struct pid_state pids[MAX_PIDS]; /* the live targets, for samples */
+	size_t nr_pids;
+	__u64 lost_sent[GMT_SRC_NR];
+	int ncpus;
+	/* 8-byte aligned room to build records in */
+	__u64 scratch[SCRATCH_SIZE / 8];
+};
+
+static void emit(struct collect *c, const struct gmt_hdr *e)
+{
+	c->o->sink(c->o->ctx, e);
+}
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static void add_pid(struct collect *c, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		if (c->pids[i].pid == pid)
+			return;
+	if (c->nr_pids < MAX_PIDS)
+		c->pids[c->nr_pids++] = (struct pid_state){ .pid = pid };
+}
+
+static void remove_pid(struct collect *c, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		if (c->pids[i].pid == pid) {
+			c->pids[i] = c->pids[--c->nr_pids];
+			return;
+		}
+}
+
+/* BPF restarts a process's fault counts at exec */
+static void reset_faults_sent(struct collect *c, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		if (c->pids[i].pid == pid)
+			memset(c->pids[i].faults, 0, sizeof(c->pids[i].faults));
+}
+
+static __u64 hash_ips(const __u64 *ips, unsigned int n)
+{
+	__u64 h = 1469598103934665603ull;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h;
+}
+
+static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips, unsigned int n)
+{
+	struct gmt_stack *s = (struct gmt_stack *)c->scratch;
+	size_t off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
+	char *names = (char *)s;
+	struct sym_result r;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		symbolizer__resolve(c->sym, pid, ips[i], &r);
+		s->frames[i].ip = ips[i];
+		s->frames[i].sym_off = r.off;
+		off += snprintf(names + off, SCRATCH_SIZE - off, "%s", r.name) + 1;
+		off += snprintf(names + off, SCRATCH_SIZE - off, "%s", r.module) + 1;
+	}
+	memset(names + off, 0, round8(off) - off);
+	/* event__init would clear the frames: fill the header by hand */
+	s->hdr = (struct gmt_hdr){ event__now_ns(), pid,	 pid,
+				   GMT_EV_STACK,    round8(off), GMT_USER_CPU };
+	s->stack_id = id;
+	s->nr_frames = n;
+	s->pad = 0;
+	emit(c, &s->hdr);
+}
+
+/* the id of this stack, sending its symbolized record the first time */
+static __u32 intern_stack(struct collect *c, __u32 pid, const __u64 *ips, unsigned int n)
+{
+	__u64 h = hash_ips(ips, n);
+	struct stack_entry *s, **b = &c->stacks[h % STACK_BUCKETS];
+
+	for (s = *b; s; s = s->next)
+		if (s->hash == h && s->nr == n && !memcmp(s->ips, ips, n * sizeof(*ips)))
+			return s->id;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return 0;
+	s->ips = malloc(n * sizeof(*ips));
+	if (!s->ips) {
+		free(s);
+		return 0;
+	}
+	memcpy(s->ips, ips, n * sizeof(*ips));
+	s->hash = h;
+	s->nr = n;
+	s->id = ++c->next_stack_id;
+	s->next = *b;
+	*b = s;
+	emit_stack(c, pid, s->id, ips, n);
+	return s->id;
+}
+
+static void on_mmap(struct collect *c, const struct gmt_mmap *e)
+{
+	struct gmt_mmap m;
+	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
+
+	if (e->prot & 4) /* PROT_EXEC: new code to symbolize against */
+		symbolizer__invalidate(c->sym, e->hdr.pid);
+	m = *e;
+	m.hdr.len = sizeof(m);
+	m.nr_ips = 0;
+	if (n)
+		m.stack_id = intern_stack(c, e->hdr.pid, e->ips, n);
+	emit(c, &m.hdr);
+}
+
+static int on_ring(void *ctx, void *data, size_t size)
+{
+	struct collect *c = ctx;
+	const struct gmt_hdr *e = data;
+
+	if (!event__valid(e, size))
+		return 0;
+	switch (e->type) {
+	case GMT_EV_MMAP:
+		on_mmap(c, data);
+		return 0;
+	case GMT_EV_EXEC:
+		symbolizer__invalidate(c->sym, e->pid);
+		reset_faults_sent(c, e->pid);
+		break;
+	case GMT_EV_FORK:
+		if (((const struct gmt_fork *)e)->followed)
+			add_pid(c, ((const struct gmt_fork *)e)->child_pid);
+		break;
+	case GMT_EV_EXIT:
+		if (((const struct gmt_exit *)e)->group_dead)
+			remove_pid(c, e->pid);
+		break;
+	}
+	emit(c, e);
+	return 0;
+}
+
+static int read_status(__u32 pid, struct gmt_sample *s)
+{
+	static const char *keys[GMT_S_NR] = { "VmRSS:",	 "RssAnon:", "RssFile:", "RssShmem:",
+					      "VmSwap:", "VmSize:",  "VmHWM:",	 "VmData:" };
+	char path[64], line[256];
+	unsigned long long v;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	event__init(&s->hdr, GMT_EV_SAMPLE, sizeof(*s), event__now_ns(), pid);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Threads: %llu", &v) == 1)
+			s->threads = v;
+		for (i = 0; i < GMT_S_NR; i++) {
+			size_t k = strlen(keys[i]);
+
+			if (!strncmp(line, keys[i], k) && sscanf(line + k, "%llu", &v) == 1) {
+				s->kb[i] = v;
+				s->valid |= 1u << i;
+			}
+		}
+	}
+	fclose(f);
+	/* a zombie has no memory lines left: not a sample */
+	return s->valid & (1u << GMT_S_VMRSS) ? 0 : -ESRCH;
+}
+
+static void emit_samples(struct collect *c)
+{
+	struct gmt_sample s;
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		if (!read_status(c->pids[i].pid, &s))
+			emit(c, &s.hdr);
+}
+
+/* page faults are counted in BPF per CPU; send the totals that moved */
+static void emit_faults(struct collect *c)
+{
+	int fd = bpf_map__fd(attach__skel(c->a)->maps.fault_counts);
+	struct gmt_faults *per_cpu = calloc(c->ncpus, sizeof(*per_cpu)), e;
+	__u32 key, next, *prev = NULL;
+	size_t i;
+	int cpu, k;
+
+	if (!per_cpu)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, per_cpu))
+			continue;
+		event__init(&e.hdr, GMT_EV_FAULTS, sizeof(e), event__now_ns(), key);
+		for (cpu = 0; cpu < c->ncpus; cpu++)
+			for (k = 0; k < GMT_FAULT_NR; k++)
+				e.count[k] += per_cpu[cpu].count[k];
+		for (i = 0; i < c->nr_pids && c->pids[i].pid != key; i++)
+			;
+		if (i < c->nr_pids && !memcmp(c->pids[i].faults, e.count, sizeof(e.count)))
+			continue;
+		if (i < c->nr_pids)
+			memcpy(c->pids[i].faults, e.count, sizeof(e.count));
+		emit(c, &e.hdr);
+	}
+	free(per_cpu);
+}
+
+static void emit_lost(struct collect *c)
+{
+	int fd = bpf_map__fd(attach__skel(c->a)->maps.drops);
+	__u64 *per_cpu = calloc(c->ncpus, sizeof(__u64));
+	struct gmt_lost e;
+	__u32 src;
+	int cpu;
+
+	if (!per_cpu)
+		return;
+	event__init(&e.hdr, GMT_EV_LOST, sizeof(e), event__now_ns(), attach__target(c->a));
+	for (src = 0; src < GMT_SRC_NR; src++)
+		if (!bpf_map_lookup_elem(fd, &src, per_cpu))
+			for (cpu = 0; cpu < c->ncpus; cpu++)
+				e.count[src] += per_cpu[cpu];
+	free(per_cpu);
+	if (!memcmp(e.count, c->lost_sent, sizeof(e.count)))
+		return;
+	memcpy(c->lost_sent, e.count, sizeof(e.count));
+	emit(c, &e.hdr);
+}
+
+static void emit_session(struct collect *c)
+{
+	const char *cmd = c->o->cmdline ? c->o->cmdline : "";
+	size_t n = strnlen(cmd, 4095), len = round8(offsetof(struct gmt_session, cmdline) + n + 1);
+	struct gmt_session *s = (struct gmt_session *)c->scratch;
+	struct timespec rt;
+	struct utsname u;
+
+	event__init(&s->hdr, GMT_EV_SESSION, len, event__now_ns(), attach__target(c->a));
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->start_realtime_ns = (__u64)rt.tv_sec * 1000000000ull + rt.tv_nsec;
+	s->interval_ms = c->o->interval_s * 1000 + 0.5;
+	s->flags = c->o->session_flags;
+	s->target_pid = attach__target(c->a);
+	s->page_size = sysconf(_SC_PAGESIZE);
+	snprintf(s->tool_version, sizeof(s->tool_version), "%s", GMT_VERSION);
+	if (!uname(&u)) {
+		snprintf(s->kernel, sizeof(s->kernel), "%s", u.release);
+		snprintf(s->host, sizeof(s->host), "%s", u.nodename);
+		snprintf(s->arch, sizeof(s->arch), "%.15s", u.machine);
+	}
+	s->cmdline_len = n;
+	memcpy(s->cmdline, cmd, n);
+	emit(c, &s->hdr);
+}
+
+/* /proc/PID/name as one string: NULs between arguments become spaces */
+static void read_file(__u32 pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	size_t i, n;
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+static void emit_proc(struct collect *c, bool spawned)
+{
+	struct gmt_proc *p = (struct gmt_proc *)c->scratch;
+	__u32 pid = attach__target(c->a);
+	char cmdline[4096], status[4096];
+	const char *pp;
+	ssize_t n;
+	size_t len;
+
+	if (spawned)
+		snprintf(cmdline, sizeof(cmdline), "%s", c->o->cmdline ? c->o->cmdline : "");
+	else
+		read_file(pid, "cmdline", cmdline, sizeof(cmdline));
+	len = strlen(cmdline);
+	event__init(&p->hdr, GMT_EV_PROC, round8(offsetof(struct gmt_proc, cmdline) + len + 1),
+		    event__now_ns(), pid);
+	p->cmdline_len = len;
+	memcpy(p->cmdline, cmdline, len);
+	if (spawned) {
+		pp = strchr(cmdline, ' ');
+		snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(pp ? pp - cmdline : (long)len),
+			 cmdline);
+		p->ppid = getpid();
+		p->uid = getuid();
+	} else {
+		read_file(pid, "comm", p->comm, sizeof(p->comm));
+		p->comm[strcspn(p->comm, "\n")] = 0;
+		snprintf(status, sizeof(status), "/proc/%u/exe", pid);
+		n = readlink(status, p->exe, sizeof(p->exe) - 1);
+		if (n > 0)
+			p->exe[n] = 0;
+		read_file(pid, "status", status, sizeof(status));
+		pp = strstr(status, "PPid:");
+		p->ppid = pp ? strtoul(pp + 5, NULL, 10) : 0;
+		pp = strstr(status, "Uid:");
+		p->uid = pp ? strtoul(pp + 4, NULL, 10) : 0;
+	}
+	emit(c, &p->hdr);
+}
+
+static void emit_end(struct collect *c, __u32 reason)
+{
+	struct gmt_end e;
+
+	event__init(&e.hdr, GMT_EV_END, sizeof(e), event__now_ns(), attach__target(c->a));
+	e.reason = reason;
+	emit(c, &e.hdr);
+}
+
+static int make_epoll(struct collect *c, int *sigfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+	int ep;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	/* blocked and read from a signalfd: no flag races with epoll_wait */
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	*sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || *sigfd < 0)
+		return -errno;
+	ev.data.u32 = 0;
+	epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->rb), &ev);
+	ev.data.u32 = 1;
+	epoll_ctl(ep, EPOLL_CTL_ADD, attach__pidfd(c->a), &ev);
+	ev.data.u32 = 2;
+	epoll_ctl(ep, EPOLL_CTL_ADD, *sigfd, &ev);
+	return ep;
+}
+
+static __u64 secs_ns(double s)
+{
+	return s * 1e9;
+}
+
+/* wait for events until the next tick; the END reason once tracing must stop */
+static __u32 loop(struct collect *c, int ep, int sigfd)
+{
+	__u64 now = event__now_ns(), interval = secs_ns(c->o->interval_s);
+	__u64 next_tick = now + interval;
+	__u64 deadline = c->o->duration_s > 0 ? now + secs_ns(c->o->duration_s) : 0;
+	struct signalfd_siginfo si;
+	struct epoll_event evs[4];
+	int i, n, timeout;
+	__u64 wake;
+
+	for (;;) {
+		/* wake at least every 250 ms so the recorder flushes within a second */
+		wake = next_tick < now + 250000000ull ? next_tick : now + 250000000ull;
+		if (deadline && deadline < wake)
+			wake = deadline;
+		timeout = wake > now ? (wake - now + 999999) / 1000000 : 0;
+		n = epoll_wait(ep, evs, 4, timeout);
+		if (n < 0 && errno != EINTR)
+			return GMT_END_ERROR;
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.u32 == 0)
+				ring_buffer__consume(c->rb);
+			else if (evs[i].data.u32 == 1)
+				return GMT_END_TARGET_EXIT;
+			else if (read(sigfd, &si, sizeof(si)) == sizeof(si))
+				return GMT_END_SIGNAL;
+		}
+		now = event__now_ns();
+		if (deadline && now >= deadline)
+			return GMT_END_DURATION;
+		if (now >= next_tick) {
+			ring_buffer__consume(c->rb);
+			emit_samples(c);
+			emit_faults(c);
+			emit_lost(c);
+			while (next_tick <= now)
+				next_tick += interval;
+		}
+		if (c->o->tick)
+			c->o->tick(c->o->ctx, now);
+	}
+}
+
+static void free_stacks(struct collect *c)
+{
+	struct stack_entry *s;
+	int i;
+
+	for (i = 0; i < STACK_BUCKETS; i++)
+		while ((s = c->stacks[i])) {
+			c->stacks[i] = s->next;
+			free(s->ips);
+			free(s);
+		}
+}
+
+int collect__run(struct attach *a, const struct collect_opts *o, char *err, size_t size)
+{
+	struct collect *c = calloc(1, sizeof(*c));
+	size_t nr_probes, i;
+	const struct gmt_probe *probes = attach__probes(a, &nr_probes);
+	int ep = -1, sigfd = -1, ret = 0;
+	struct gmt_probe p;
+	__u32 reason;
+
+	if (!c) {
+		snprintf(err, size, "out of memory");
+		return -ENOMEM;
+	}
+	c->a = a;
+	c->o = o;
+	c->ncpus = libbpf_num_possible_cpus();
+	c->sym = symbolizer__new();
+	c->rb = ring_buffer__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c, NULL);
+	if (!c->rb || !c->sym || c->ncpus <= 0) {
+		snprintf(err, size, "setting up the ring buffer failed: %s", strerror(errno));
+		ret = -EIO;
+		goto out;
+	}
+	add_pid(c, attach__target(a));
+	emit_session(c);
+	for (i = 0; i < nr_probes; i++) {
+		p = probes[i];
+		p.hdr.ts_ns = event__now_ns();
+		p.hdr.pid = p.hdr.tid = attach__target(a);
+		emit(c, &p.hdr);
+	}
+	emit_proc(c, o->spawned);
+	emit_samples(c);
+	ep = make_epoll(c, &sigfd);
+	if (ep < 0) {
+		snprintf(err, size, "epoll: %s", strerror(-ep));
+		ret = ep;
+		goto out;
+	}
+	ret = attach__release(a, err, size);
+	if (ret) {
+		ring_buffer__consume(c->rb);
+		emit_end(c, GMT_END_ERROR);
+		goto out;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "gpumemtrace: tracing pid %d; Ctrl-C to stop\n", attach__target(a));
+	reason = loop(c, ep, sigfd);
+	ring_buffer__consume(c->rb);
+	if (reason != GMT_END_TARGET_EXIT)
+		emit_samples(c);
+	emit_faults(c);
+	emit_lost(c);
+	emit_end(c, reason);
+out:
+	if (ep >= 0)
+		close(ep);
+	if (sigfd >= 0)
+		close(sigfd);
+	ring_buffer__free(c->rb);
+	symbolizer__free(c->sym);
+	free_stacks(c);
+	free(c);
+	return ret;
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* names, sizes and validation of stream records */
+#include <string.h>
+#include <time.h>
+#include "event.h"
+
+struct type_info {
+	const char *name;
+	size_t min_len;
+};
+
+static const struct type_info types[GMT_EV_MAX] = {
+	[GMT_EV_SESSION] = { "session", sizeof(struct gmt_session) },
+	[GMT_EV_PROBE] = { "probe", sizeof(struct gmt_probe) },
+	[GMT_EV_PROC] = { "proc", sizeof(struct gmt_proc) },
+	[GMT_EV_EXEC] = { "exec", sizeof(struct gmt_exec) },
+	[GMT_EV_FORK] = { "fork", sizeof(struct gmt_fork) },
+	[GMT_EV_EXIT] = { "exit", sizeof(struct gmt_exit) },
+	[GMT_EV_RSS] = { "rss", sizeof(struct gmt_rss) },
+	[GMT_EV_SAMPLE] = { "sample", sizeof(struct gmt_sample) },
+	[GMT_EV_FAULTS] = { "faults", sizeof(struct gmt_faults) },
+	[GMT_EV_MMAP] = { "mmap", sizeof(struct gmt_mmap) },
+	[GMT_EV_MUNMAP] = { "munmap", sizeof(struct gmt_munmap) },
+	[GMT_EV_MREMAP] = { "mremap", sizeof(struct gmt_mremap) },
+	[GMT_EV_BRK] = { "brk", sizeof(struct gmt_brk) },
+	[GMT_EV_LOST] = { "lost", sizeof(struct gmt_lost) },
+	[GMT_EV_STACK] = { "stack", sizeof(struct gmt_stack) },
+	[GMT_EV_END] = { "end", sizeof(struct gmt_end) },
+};
+
+const char *event__type_name(unsigned int type)
+{
+	if (type < GMT_EV_MAX && types[type].name)
+		return types[type].name;
+	return "unknown";
+}
+
+/* the names after the frames must be nr_frames pairs of strings */
+static bool stack_valid(const struct gmt_stack *s)
+{
+	size_t names = offsetof(struct gmt_stack, frames) + s->nr_frames * sizeof(s->frames[0]);
+	const char *p = (const char *)s + names, *end = (const char *)s + s->hdr.len;
+	unsigned int i;
+
+	if (names > s->hdr.len)
+		return false;
+	for (i = 0; i < 2u * s->nr_frames; i++) {
+		const char *nul = memchr(p, 0, end - p);
+
+		if (!nul)
+			return false;
+		p = nul + 1;
+	}
+	return true;
+}
+
+bool event__valid(const struct gmt_hdr *e, size_t avail)
+{
+	/* records are 8-byte multiples so that every record in a buffer is aligned */
+	if (avail < sizeof(*e) || e->len < sizeof(*e) || e->len > avail || e->len % 8)
+		return false;
+	/* unknown types from a newer writer are skipped, not rejected */
+	if (e->type >= GMT_EV_MAX || !types[e->type].name)
+		return true;
+	if (e->len < types[e->type].min_len)
+		return false;
+	switch (e->type) {
+	case GMT_EV_SESSION:
+		return offsetof(struct gmt_session, cmdline) +
+			       ((const struct gmt_session *)e)->cmdline_len <=
+		       e->len;
+	case GMT_EV_PROC:
+		return offsetof(struct gmt_proc, cmdline) +
+			       ((const struct gmt_proc *)e)->cmdline_len <=
+		       e->len;
+	case GMT_EV_MMAP:
+		return offsetof(struct gmt_mmap, ips) + ((const struct gmt_mmap *)e)->nr_ips * 8u <=
+		       e->len;
+	case GMT_EV_STACK:
+		return stack_valid((const struct gmt_stack *)e);
+	}
+	return true;
+}
+
+void event__init(struct gmt_hdr *h, unsigned int type, size_t len, __u64 ts_ns, __u32 pid)
+{
+	memset(h, 0, len);
+	h->ts_ns = ts_ns;
+	h->pid = pid;
+	h->tid = pid;
+	h->type = type;
+	h->len = len;
+	h->cpu = GMT_USER_CPU;
+}
+
+__u64 event__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+const char *event__stack_names(const struct gmt_stack *s)
+{
+	return (const char *)&s->frames[s->nr_frames];
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* helpers for the event stream of bpf/gmt_events.h */
+#ifndef GMT_EVENT_H
+#define GMT_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "gmt_events.h"
+
+#define GMT_USER_CPU 0xffffffffu
+
+/* where events go after the source: the model, the recorder */
+typedef void (*gmt_sink_fn)(void *ctx, const struct gmt_hdr *e);
+
+const char *event__type_name(unsigned int type);
+/* true when `e` (with `avail` bytes readable) is a well-formed record */
+bool event__valid(const struct gmt_hdr *e, size_t avail);
+/* header for an event made in user space */
+void event__init(struct gmt_hdr *h, unsigned int type, size_t len, __u64 ts_ns, __u32 pid);
+__u64 event__now_ns(void);
+/* the stack's frame names: "symbol\0module\0" per frame, after the frames */
+const char *event__stack_names(const struct gmt_stack *s);
+
+#endif

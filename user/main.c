@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the command line: live tracing, record, replay */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "attach.h"
+#include "collect.h"
+#include "fmt.h"
+#include "model.h"
+#include "report.h"
+#include "tracefile.h"
+
+enum mode { MODE_LIVE, MODE_RECORD, MODE_REPLAY };
+
+struct args {
+	enum mode mode;
+	pid_t pid;
+	char **argv;
+	const char *output;
+	const char *input;
+	double duration, interval;
+	bool json, verbose, quiet, follow;
+	unsigned int ringbuf_mb;
+};
+
+const char *argp_program_version = "gpumemtrace " GMT_VERSION;
+const char *argp_program_bug_address = "the project's issue tracker";
+
+static const char doc[] =
+	"Explain why a GPU program's memory grows or its speed falls, without restarting it.\n"
+	"\n"
+	"  gpumemtrace [OPTIONS] -p PID            trace a running process\n"
+	"  gpumemtrace [OPTIONS] -- CMD [ARGS...]  start CMD and trace it from its first "
+	"instruction\n"
+	"  gpumemtrace record -o FILE [OPTIONS] (-p PID | -- CMD...)\n"
+	"                                          the same, also saved to FILE\n"
+	"  gpumemtrace replay [--json] FILE        the report from a recording (no root)\n"
+	"\n"
+	"Tracing stops when the target exits, at Ctrl-C (SIGINT) or SIGTERM, or after\n"
+	"--duration; the report is then printed on standard output.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  sudo gpumemtrace -p $(pidof llama-server)\n"
+	"  sudo gpumemtrace --duration 60 --json -p 4242 > report.json\n"
+	"  sudo gpumemtrace record -o leak.gmt -- ./llama-server -m model.gguf\n"
+	"  gpumemtrace replay leak.gmt\n"
+	"\n"
+	"OPTIONS:";
+
+enum { OPT_JSON = 1000, OPT_RINGBUF };
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
+	{ "follow-forks", 'f', NULL, 0, "Also trace child processes the target starts", 0 },
+	{ "output", 'o', "FILE", 0, "Record the events to FILE (mode 0600) as well", 0 },
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
+	{ "interval", 'i', "SEC", 0, "Sample /proc and counters every SEC seconds (default 1)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print the report as JSON (fields: docs/json.md)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
+	  "Size of the kernel ring buffer (default 8); raise it when events are lost", 0 },
+	{ "quiet", 'q', NULL, 0, "No progress messages on standard error", 0 },
+	{ "verbose", 'v', NULL, 0, "libbpf's debug log and the verifier's output", 0 },
+	{},
+};
+
+static double parse_secs(const char *s, const char *opt, struct argp_state *state)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e6)
+		argp_error(state, "invalid %s '%s': expected seconds, more than 0", opt, s);
+	return v;
+}
+
+static long parse_int(const char *s, const char *what, long max, struct argp_state *state)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > max)
+		argp_error(state, "invalid %s '%s': expected a whole number from 1 to %ld", what, s,
+			   max);
+	return v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct args *a = state->input;
+
+	switch (key) {
+	case 'p':
+		a->pid = parse_int(arg, "pid", INT_MAX, state);
+		break;
+	case 'f':
+		a->follow = true;
+		break;
+	case 'o':
+		a->output = arg;
+		break;
+	case 'd':
+		a->duration = parse_secs(arg, "--duration", state);
+		break;
+	case 'i':
+		a->interval = parse_secs(arg, "--interval", state);
+		if (a->interval < 0.01)
+			argp_error(state, "--interval must be at least 0.01 s");
+		break;
+	case OPT_JSON:
+		a->json = true;
+		break;
+	case OPT_RINGBUF:
+		a->ringbuf_mb = parse_int(arg, "--ringbuf-mb", 1024, state);
+		if (a->ringbuf_mb & (a->ringbuf_mb - 1))
+			argp_error(state, "--ringbuf-mb must be a power of two");
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	case 'v':
+		a->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* the first argument starts the command (or names the replay file) */
+		if (a->mode == MODE_REPLAY) {
+			if (a->input)
+				argp_error(state, "replay takes one FILE");
+			a->input = arg;
+			break;
+		}
+		a->argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (a->mode == MODE_REPLAY) {
+			if (!a->input)
+				argp_error(state, "replay needs a FILE");
+			if (a->pid || a->argv || a->output)
+				argp_error(state, "replay takes only FILE and --json");
+			break;
+		}
+		if (!a->pid == !a->argv)
+			argp_error(state, "give either -p PID or -- CMD [ARGS...]");
+		if (a->mode == MODE_RECORD && !a->output)
+			argp_error(state, "record needs -o FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* the recorder and the model both see every event, in the same order */
+struct pipeline {
+	struct model *model;
+	struct tracefile_writer *writer;
+	const char *output;
+	bool write_failed;
+};
+
+static void pipeline_sink(void *ctx, const struct gmt_hdr *e)
+{
+	struct pipeline *p = ctx;
+
+	model__add(p->model, e);
+	if (p->writer && !p->write_failed && tracefile__write(p->writer, e))
+		p->write_failed = true;
+}
+
+static void pipeline_tick(void *ctx, __u64 now)
+{
+	struct pipeline *p = ctx;
+
+	if (p->writer && !p->write_failed && tracefile__tick(p->writer, now))
+		p->write_failed = true;
+}
+
+static void print_report(const struct model *m, const struct args *a, const struct replay_result *r)
+{
+	struct report_opts o = {};
+
+	if (r) {
+		o.notes = r->notes;
+		o.nr_notes = r->nr_notes;
+	}
+	if (a->json)
+		report__json(stdout, m, &o);
+	else
+		report__text(stdout, m, &o);
+	fflush(stdout);
+}
+
+static int replay(const struct args *a)
+{
+	struct model *m = model__new();
+	struct replay_result *r = calloc(1, sizeof(*r));
+	unsigned int i;
+	int ret = 1;
+
+	if (!m || !r) {
+		fprintf(stderr, "gpumemtrace: out of memory\n");
+		goto out;
+	}
+	if (tracefile__replay(a->input, model__add, m, r)) {
+		fprintf(stderr, "gpumemtrace: %s\n", r->error);
+		goto out;
+	}
+	for (i = 0; i < r->nr_notes; i++)
+		fprintf(stderr, "gpumemtrace: %s: %s\n", a->input, r->notes[i]);
+	if (!r->events) {
+		fprintf(stderr, "gpumemtrace: %s holds no events\n", a->input);
+		goto out;
+	}
+	print_report(m, a, r);
+	ret = 0;
+out:
+	model__free(m);
+	free(r);
+	return ret;
+}
+
+static void join_args(char **argv, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (; argv && *argv && n + 1 < size; argv++)
+		n += snprintf(buf + n, size - n, "%s%s", n ? " " : "", *argv);
+}
+
+static void target_cmdline(const struct args *a, char *buf, size_t size)
+{
+	char path[64];
+	size_t i, n;
+	FILE *f;
+
+	if (a->argv) {
+		join_args(a->argv, buf, size);
+		return;
+	}
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", a->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (i = 0; i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+static struct tracefile_writer *open_output(const struct args *a, const char *cmdline)
+{
+	struct tracefile_info info = {};
+	struct tracefile_writer *w;
+	struct timespec ts;
+	struct utsname u;
+
+	snprintf(info.tool, sizeof(info.tool), "gpumemtrace %s", GMT_VERSION);
+	if (!uname(&u)) {
+		snprintf(info.kernel, sizeof(info.kernel), "%s", u.release);
+		snprintf(info.host, sizeof(info.host), "%s", u.nodename);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fmt_utc(info.start, sizeof(info.start), (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+	snprintf(info.cmdline, sizeof(info.cmdline), "%s", cmdline);
+	w = tracefile__create(a->output, &info);
+	if (!w)
+		fprintf(stderr, "gpumemtrace: cannot create %s: %s\n", a->output, strerror(errno));
+	return w;
+}
+
+static int trace(const struct args *a)
+{
+	struct attach_opts ao = { a->pid, a->argv, a->follow, a->ringbuf_mb, a->verbose };
+	struct pipeline p = { .output = a->output };
+	struct collect_opts co = {
+		.interval_s = a->interval,
+		.duration_s = a->duration,
+		.session_flags = a->follow ? GMT_SESSION_FOLLOW : 0,
+		.spawned = a->argv != NULL,
+		.sink = pipeline_sink,
+		.ctx = &p,
+		.tick = pipeline_tick,
+		.quiet = a->quiet,
+	};
+	struct attach *at = NULL;
+	char err[512], cmdline[4096];
+	int ret = 1, werr;
+
+	if (attach__check_privileges(err, sizeof(err))) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		return 1;
+	}
+	if (a->pid && kill(a->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "gpumemtrace: no process with pid %d\n", a->pid);
+		return 1;
+	}
+	target_cmdline(a, cmdline, sizeof(cmdline));
+	co.cmdline = cmdline;
+	p.model = model__new();
+	if (!p.model)
+		return 1;
+	/* before the target starts: a bad path fails fast */
+	if (a->output && !(p.writer = open_output(a, cmdline)))
+		goto out;
+	at = attach__new(&ao, err, sizeof(err));
+	if (!at) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		goto out;
+	}
+	if (collect__run(at, &co, err, sizeof(err))) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		goto out;
+	}
+	print_report(p.model, a, NULL);
+	ret = 0;
+out:
+	werr = tracefile__close(p.writer);
+	if (werr || p.write_failed)
+		fprintf(stderr,
+			"gpumemtrace: writing %s failed (%s): the file holds what was "
+			"written before\n",
+			a->output, strerror(werr ? -werr : EIO));
+	else if (a->output && !a->quiet && !ret)
+		fprintf(stderr, "gpumemtrace: recorded to %s; replay with: gpumemtrace replay %s\n",
+			a->output, a->output);
+	attach__free(at);
+	model__free(p.model);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct argp argp = { options, parse_opt, "[-p PID | -- CMD [ARGS...]]", doc, 0, 0, 0 };
+	struct args a = { .interval = 1.0 };
+	int first = 1;
+
+	if (argc > 1 && !strcmp(argv[1], "record")) {
+		a.mode = MODE_RECORD;
+		first = 2;
+	} else if (argc > 1 && !strcmp(argv[1], "replay")) {
+		a.mode = MODE_REPLAY;
+		first = 2;
+	}
+	argv[first - 1] = argv[0];
+	if (argp_parse(&argp, argc - first + 1, argv + first - 1, ARGP_IN_ORDER, NULL, &a))
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	if (a.mode == MODE_REPLAY)
+		return replay(&a);
+	return trace(&a);
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* processes, memory series and mappings built from the event stream */
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+#define MAX_ERRNO 4095
+
+struct live_range {
+	__u64 start, end;
+	size_t map; /* index into model_proc.maps */
+};
+
+/* grow *arr (of `size`-byte elements) to hold at least n+1 */
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static void series_add(struct series *s, __u64 ts, __s64 v)
+{
+	if (grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
+		return;
+	s->p[s->n++] = (struct series_point){ ts, v };
+}
+
+bool series__at(const struct series *s, __u64 ts, __s64 *v)
+{
+	size_t lo = 0, hi = s->n;
+
+	/* points arrive in stream order; timestamps may step back by a few
+	 * microseconds across CPUs, which does not matter at report scale */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->p[mid].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	*v = s->p[lo - 1].v;
+	return true;
+}
+
+__s64 series__peak(const struct series *s)
+{
+	__s64 peak = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->p[i].v > peak)
+			peak = s->p[i].v;
+	return peak;
+}
+
+/* copy a fixed-size field that a damaged file may leave unterminated */
+static void copy_str(char *dst, size_t dsize, const char *src, size_t ssize)
+{
+	size_t n = strnlen(src, ssize);
+
+	if (n >= dsize)
+		n = dsize - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+static char *dup_tail(const char *src, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, src, len);
+	s[len] = 0;
+	return s;
+}
+
+struct model *model__new(void)
+{
+	return calloc(1, sizeof(struct model));
+}
+
+struct model_proc *model__proc(const struct model *m, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->pid == pid)
+			return m->procs[i];
+	return NULL;
+}
+
+static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
+{
+	struct model_proc *p = model__proc(m, pid);
+
+	if (p)
+		return p;
+	if (grow((void **)&m->procs, &m->procs_cap, m->nr_procs, sizeof(*m->procs)))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->first_ts = ts;
+	m->procs[m->nr_procs++] = p;
+	return p;
+}
+
+const struct model_stack *model__stack(const struct model *m, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_stacks; i++)
+		if (m->stacks[i].id == id)
+			return &m->stacks[i];
+	return NULL;
+}
+
+double model__secs(const struct model *m, __u64 ts)
+{
+	return ts > m->start_ts ? (ts - m->start_ts) / 1e9 : 0.0;
+}
+
+__u64 model__duration_ns(const struct model *m)
+{
+	__u64 end = m->end_ts ? m->end_ts : m->last_ts;
+
+	return end > m->start_ts ? end - m->start_ts : 0;
+}
+
+static void on_session(struct model *m, const struct gmt_session *s)
+{
+	m->have_session = true;
+	m->start_ts = s->hdr.ts_ns;
+	m->start_realtime_ns = s->start_realtime_ns;
+	m->interval_ms = s->interval_ms;
+	m->flags = s->flags;
+	m->target_pid = s->target_pid;
+	m->page_size = s->page_size;
+	copy_str(m->tool_version, sizeof(m->tool_version), s->tool_version,
+		 sizeof(s->tool_version));
+	copy_str(m->kernel, sizeof(m->kernel), s->kernel, sizeof(s->kernel));
+	copy_str(m->host, sizeof(m->host), s->host, sizeof(s->host));
+	copy_str(m->arch, sizeof(m->arch), s->arch, sizeof(s->arch));
+	free(m->cmdline);
+	m->cmdline = dup_tail(s->cmdline, strnlen(s->cmdline, s->cmdline_len));
+}
+
+static void on_probe(struct model *m, const struct gmt_probe *e)
+{
+	struct model_probe *p;
+
+	if (grow((void **)&m->probes, &m->probes_cap, m->nr_probes, sizeof(*m->probes)))
+		return;
+	p = &m->probes[m->nr_probes++];
+	p->status = e->status;
+	copy_str(p->name, sizeof(p->name), e->name, sizeof(e->name));
+	copy_str(p->what, sizeof(p->what), e->what, sizeof(e->what));
+	copy_str(p->reason, sizeof(p->reason), e->reason, sizeof(e->reason));
+}
+
+static void on_proc(struct model_proc *p, const struct gmt_proc *e)
+{
+	p->ppid = e->ppid;
+	copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
+	copy_str(p->exe, sizeof(p->exe), e->exe, sizeof(e->exe));
+	free(p->cmdline);
+	p->cmdline = dup_tail(e->cmdline, strnlen(e->cmdline, e->cmdline_len));
+}
+
+/* memory figures restart with the new program; the old image's are gone */
+static void reset_memory(struct model_proc *p)
+{
+	int i;
+
+	for (i = 0; i < GMT_RSS_NR; i++)
+		p->rss[i].n = 0;
+	p->vmrss.n = 0;
+	p->nr_samples = 0;
+	p->vmrss_peak = 0;
+	memset(p->faults, 0, sizeof(p->faults));
+	memset(p->fault_peak_rate, 0, sizeof(p->fault_peak_rate));
+	p->faults_ts = 0;
+	p->nr_maps = p->nr_ranges = 0;
+	p->mmap_calls = p->mmap_failed = p->munmap_calls = p->mremap_calls = p->brk_calls = 0;
+	p->brk_seen = false;
+}
+
+static void on_exec(struct model_proc *p, const struct gmt_exec *e)
+{
+	reset_memory(p);
+	copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
+	copy_str(p->exe, sizeof(p->exe), e->filename, sizeof(e->filename));
+	p->exec_ts = e->hdr.ts_ns;
+}
+
+static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork *e)
+{
+	struct model_proc *c;
+
+	if (e->is_thread) {
+		p->threads_created++;
+		if (++p->threads > p->threads_peak)
+			p->threads_peak = p->threads;
+		return;
+	}
+	p->children++;
+	if (!e->followed)
+		return;
+	p->children_followed++;
+	c = get_proc(m, e->child_pid, e->hdr.ts_ns);
+	if (!c)
+		return;
+	c->ppid = p->pid;
+	c->followed = true;
+	c->threads = c->threads_peak = 1;
+	copy_str(c->comm, sizeof(c->comm), e->comm, sizeof(e->comm));
+	memcpy(c->exe, p->exe, sizeof(c->exe));
+}
+
+static void on_proc_exit(struct model_proc *p, const struct gmt_exit *e)
+{
+	if (p->threads > 0)
+		p->threads--;
+	if (!e->group_dead)
+		return;
+	p->exited = true;
+	p->exit_ts = e->hdr.ts_ns;
+	p->exit_code = e->exit_code;
+}
+
+static void on_sample(struct model_proc *p, const struct gmt_sample *e)
+{
+	__u64 rss = e->kb[GMT_S_VMRSS] << 10;
+
+	if (!p->nr_samples++)
+		p->first_sample = *e;
+	p->last_sample = *e;
+	if (e->valid & (1u << GMT_S_VMRSS)) {
+		series_add(&p->vmrss, e->hdr.ts_ns, rss);
+		if (rss > p->vmrss_peak)
+			p->vmrss_peak = rss;
+	}
+	/* the sample is the truth for the thread count; forks and exits move it between */
+	p->threads = e->threads;
+	if (p->threads > p->threads_peak)
+		p->threads_peak = p->threads;
+}
+
+static void on_faults(struct model_proc *p, const struct gmt_faults *e)
+{
+	double secs = p->faults_ts && e->hdr.ts_ns > p->faults_ts ?
+			      (e->hdr.ts_ns - p->faults_ts) / 1e9 :
+			      0;
+	int i;
+
+	for (i = 0; i < GMT_FAULT_NR; i++) {
+		if (secs > 0 && e->count[i] >= p->faults[i]) {
+			double rate = (e->count[i] - p->faults[i]) / secs;
+
+			if (rate > p->fault_peak_rate[i])
+				p->fault_peak_rate[i] = rate;
+		}
+		p->faults[i] = e->count[i];
+	}
+	p->faults_ts = e->hdr.ts_ns;
+}
+
+/* live ranges: remove [start, end) from whatever run-made mappings hold it */
+static void unmap_range(struct model_proc *p, __u64 start, __u64 end, __u64 ts)
+{
+	size_t i = 0;
+
+	while (i < p->nr_ranges) {
+		struct live_range *r = &p->ranges[i];
+		struct model_mapping *mp = &p->maps[r->map];
+		__u64 lo = r->start > start ? r->start : start;
+		__u64 hi = r->end < end ? r->end : end;
+
+		if (lo >= hi) {
+			i++;
+			continue;
+		}
+		mp->live -= hi - lo;
+		if (!mp->live)
+			mp->gone_ts = ts;
+		if (r->start < lo && r->end > hi) {
+			/* a hole in the middle: split */
+			struct live_range tail = { hi, r->end, r->map };
+
+			r->end = lo;
+			if (grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges,
+				 sizeof(*p->ranges)))
+				return;
+			memmove(&p->ranges[i + 2], &p->ranges[i + 1],
+				(p->nr_ranges - i - 1) * sizeof(*p->ranges));
+			p->ranges[i + 1] = tail;
+			p->nr_ranges++;
+			return;
+		}
+		if (r->start < lo) {
+			r->end = lo;
+			i++;
+		} else if (r->end > hi) {
+			r->start = hi;
+			i++;
+		} else {
+			memmove(r, r + 1, (p->nr_ranges - i - 1) * sizeof(*r));
+			p->nr_ranges--;
+		}
+	}
+}
+
+static void map_range(struct model_proc *p, __u64 start, __u64 len, size_t map)
+{
+	size_t i = 0;
+
+	if (grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges, sizeof(*p->ranges)))
+		return;
+	while (i < p->nr_ranges && p->ranges[i].start < start)
+		i++;
+	memmove(&p->ranges[i + 1], &p->ranges[i], (p->nr_ranges - i) * sizeof(*p->ranges));
+	p->ranges[i] = (struct live_range){ start, start + len, map };
+	p->nr_ranges++;
+	p->maps[map].live += len;
+}
+
+static bool is_err(__u64 ret)
+{
+	return ret >= (__u64)-MAX_ERRNO;
+}
+
+static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_size)
+{
+	struct model_mapping *mp;
+	__u64 len;
+
+	p->mmap_calls++;
+	if (is_err(e->addr)) {
+		p->mmap_failed++;
+		return;
+	}
+	if (!page_size)
+		page_size = 4096;
+	len = (e->len + page_size - 1) & ~(page_size - 1);
+	/* a fixed mapping replaces what was there */
+	unmap_range(p, e->addr, e->addr + len, e->hdr.ts_ns);
+	if (grow((void **)&p->maps, &p->maps_cap, p->nr_maps, sizeof(*p->maps)))
+		return;
+	mp = &p->maps[p->nr_maps];
+	*mp = (struct model_mapping){
+		.ts = e->hdr.ts_ns,
+		.addr = e->addr,
+		.len = len,
+		.prot = e->prot,
+		.flags = e->flags,
+		.fd_class = e->fd_class,
+		.stack_id = e->stack_id,
+	};
+	map_range(p, e->addr, len, p->nr_maps++);
+}
+
+static void on_mremap(struct model_proc *p, const struct gmt_mremap *e)
+{
+	size_t i, map = (size_t)-1;
+
+	p->mremap_calls++;
+	if (is_err(e->new_addr))
+		return;
+	for (i = 0; i < p->nr_ranges; i++)
+		if (p->ranges[i].start <= e->old_addr && e->old_addr < p->ranges[i].end)
+			map = p->ranges[i].map;
+	unmap_range(p, e->old_addr, e->old_addr + e->old_len, e->hdr.ts_ns);
+	/* only mappings made during the run are followed to their new place */
+	if (map != (size_t)-1) {
+		p->maps[map].gone_ts = 0;
+		if (e->new_len > p->maps[map].len)
+			p->maps[map].len = e->new_len;
+		unmap_range(p, e->new_addr, e->new_addr + e->new_len, e->hdr.ts_ns);
+		map_range(p, e->new_addr, e->new_len, map);
+	}
+}
+
+static void on_brk(struct model_proc *p, const struct gmt_brk *e)
+{
+	p->brk_calls++;
+	if (!p->brk_seen) {
+		p->brk_seen = true;
+		p->brk_first = p->brk_peak = e->ret;
+	}
+	p->brk_last = e->ret;
+	if (e->ret > p->brk_peak)
+		p->brk_peak = e->ret;
+}
+
+static void on_stack(struct model *m, const struct gmt_stack *e)
+{
+	const char *names = event__stack_names(e);
+	struct model_stack *s;
+	unsigned int i;
+
+	if (model__stack(m, e->stack_id))
+		return;
+	if (grow((void **)&m->stacks, &m->stacks_cap, m->nr_stacks, sizeof(*m->stacks)))
+		return;
+	s = &m->stacks[m->nr_stacks];
+	s->id = e->stack_id;
+	s->frames = calloc(e->nr_frames ? e->nr_frames : 1, sizeof(*s->frames));
+	if (!s->frames)
+		return;
+	s->nr_frames = e->nr_frames;
+	for (i = 0; i < e->nr_frames; i++) {
+		s->frames[i].ip = e->frames[i].ip;
+		s->frames[i].sym_off = e->frames[i].sym_off;
+		s->frames[i].sym = strdup(names);
+		names += strlen(names) + 1;
+		s->frames[i].module = strdup(names);
+		names += strlen(names) + 1;
+	}
+	m->nr_stacks++;
+}
+
+static void on_lost(struct model *m, const struct gmt_lost *e)
+{
+	int i;
+
+	for (i = 0; i < GMT_SRC_NR; i++)
+		if (e->count[i] > m->lost[i])
+			m->lost[i] = e->count[i];
+}
+
+/* events that belong to one process */
+static void add_proc_event(struct model *m, const struct gmt_hdr *e)
+{
+	struct model_proc *p = get_proc(m, e->pid, e->ts_ns);
+	const struct gmt_rss *rss = (const void *)e;
+
+	if (!p)
+		return;
+	switch (e->type) {
+	case GMT_EV_PROC:
+		on_proc(p, (const void *)e);
+		break;
+	case GMT_EV_EXEC:
+		on_exec(p, (const void *)e);
+		break;
+	case GMT_EV_FORK:
+		on_fork(m, p, (const void *)e);
+		break;
+	case GMT_EV_EXIT:
+		on_proc_exit(p, (const void *)e);
+		break;
+	case GMT_EV_RSS:
+		if (rss->member < GMT_RSS_NR)
+			series_add(&p->rss[rss->member], e->ts_ns, rss->bytes);
+		break;
+	case GMT_EV_SAMPLE:
+		on_sample(p, (const void *)e);
+		break;
+	case GMT_EV_FAULTS:
+		on_faults(p, (const void *)e);
+		break;
+	case GMT_EV_MMAP:
+		on_mmap(p, (const void *)e, m->page_size);
+		break;
+	case GMT_EV_MUNMAP:
+		p->munmap_calls++;
+		if (!((const struct gmt_munmap *)e)->ret)
+			unmap_range(p, ((const struct gmt_munmap *)e)->addr,
+				    ((const struct gmt_munmap *)e)->addr +
+					    ((const struct gmt_munmap *)e)->len,
+				    e->ts_ns);
+		break;
+	case GMT_EV_MREMAP:
+		on_mremap(p, (const void *)e);
+		break;
+	case GMT_EV_BRK:
+		on_brk(p, (const void *)e);
+		break;
+	}
+}
+
+void model__add(void *ctx, const struct gmt_hdr *e)
+{
+	struct model *m = ctx;
+
+	m->events++;
+	if (e->type >= GMT_EV_MAX) {
+		m->unknown_events++;
+		return;
+	}
+	m->events_by_type[e->type]++;
+	if (e->ts_ns > m->last_ts)
+		m->last_ts = e->ts_ns;
+	switch (e->type) {
+	case GMT_EV_SESSION:
+		on_session(m, (const void *)e);
+		break;
+	case GMT_EV_PROBE:
+		on_probe(m, (const void *)e);
+		break;
+	case GMT_EV_STACK:
+		on_stack(m, (const void *)e);
+		break;
+	case GMT_EV_LOST:
+		on_lost(m, (const void *)e);
+		break;
+	case GMT_EV_END:
+		m->end_reason = ((const struct gmt_end *)e)->reason;
+		m->end_ts = e->ts_ns;
+		break;
+	default:
+		add_proc_event(m, e);
+	}
+}
+
+static void proc_free(struct model_proc *p)
+{
+	int i;
+
+	for (i = 0; i < GMT_RSS_NR; i++)
+		free(p->rss[i].p);
+	free(p->vmrss.p);
+	free(p->maps);
+	free(p->ranges);
+	free(p->cmdline);
+	free(p);
+}
+
+void model__free(struct model *m)
+{
+	size_t i;
+	unsigned int j;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr_procs; i++)
+		proc_free(m->procs[i]);
+	for (i = 0; i < m->nr_stacks; i++) {
+		for (j = 0; j < m->stacks[i].nr_frames; j++) {
+			free(m->stacks[i].frames[j].sym);
+			free(m->stacks[i].frames[j].module);
+		}
+		free(m->stacks[i].frames);
+	}
+	free(m->stacks);
+	free(m->procs);
+	free(m->probes);
+	free(m->cmdline);
+	free(m);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The state the report reads: a pure function of the event stream (no
+ * clock, no /proc, no globals), so live and replayed runs agree. Readers may
+ * look inside the structs below but never change them. */
+#ifndef GMT_MODEL_H
+#define GMT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "event.h"
+
+struct series_point {
+	__u64 ts;
+	__s64 v;
+};
+
+struct series {
+	struct series_point *p;
+	size_t n, cap;
+};
+
+struct model_mapping {
+	__u64 ts;
+	__u64 addr;
+	__u64 len;
+	__u64 live;    /* bytes of it still mapped */
+	__u64 gone_ts; /* when live fell to 0 */
+	__u32 prot, flags, fd_class, stack_id;
+};
+
+struct model_proc {
+	__u32 pid, ppid;
+	char comm[GMT_COMM_LEN];
+	char exe[GMT_PATH_LEN];
+	char *cmdline;
+	bool followed; /* a child added by -f */
+	__u64 first_ts, exec_ts, exit_ts;
+	bool exited;
+	int exit_code;
+	int threads, threads_peak;
+	unsigned int threads_created, children, children_followed;
+
+	struct series rss[GMT_RSS_NR]; /* from kmem:rss_stat */
+	struct series vmrss;	       /* from /proc samples, bytes */
+	struct gmt_sample first_sample, last_sample;
+	unsigned int nr_samples;
+	__u64 vmrss_peak;
+
+	__u64 faults[GMT_FAULT_NR];	      /* totals */
+	double fault_peak_rate[GMT_FAULT_NR]; /* per second, over one interval */
+	__u64 faults_ts;
+
+	struct model_mapping *maps; /* anonymous and file mappings made during the run */
+	size_t nr_maps, maps_cap;
+	__u64 mmap_calls, mmap_failed, munmap_calls, mremap_calls, brk_calls;
+	bool brk_seen;
+	__u64 brk_first, brk_last, brk_peak;
+
+	/* live ranges of the mappings above: sorted, disjoint */
+	struct live_range *ranges;
+	size_t nr_ranges, ranges_cap;
+};
+
+struct model_probe {
+	__u32 status;
+	char name[48];
+	char what[64];
+	char reason[160];
+};
+
+struct model_frame {
+	__u64 ip, sym_off;
+	char *sym, *module;
+};
+
+struct model_stack {
+	__u32 id;
+	unsigned int nr_frames;
+	struct model_frame *frames;
+};
+
+struct model {
+	bool have_session;
+	__u64 start_ts, last_ts, end_ts;
+	__u64 start_realtime_ns;
+	__u32 interval_ms, flags, target_pid, page_size;
+	char tool_version[16], kernel[65], host[65], arch[16];
+	char *cmdline;
+	__u32 end_reason;
+
+	struct model_probe *probes;
+	size_t nr_probes, probes_cap;
+	struct model_proc **procs;
+	size_t nr_procs, procs_cap;
+	struct model_stack *stacks;
+	size_t nr_stacks, stacks_cap;
+
+	__u64 lost[GMT_SRC_NR];
+	__u64 events, events_by_type[GMT_EV_MAX], unknown_events;
+};
+
+struct model *model__new(void);
+void model__free(struct model *m);
+/* apply one event; a gmt_sink_fn */
+void model__add(void *m, const struct gmt_hdr *e);
+
+struct model_proc *model__proc(const struct model *m, __u32 pid);
+const struct model_stack *model__stack(const struct model *m, __u32 id);
+/* the value of `s` at time ts (its last point at or before ts); false if none */
+bool series__at(const struct series *s, __u64 ts, __s64 *v);
+__s64 series__peak(const struct series *s);
+/* seconds since the session started */
+double model__secs(const struct model *m, __u64 ts);
+__u64 model__duration_ns(const struct model *m);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* the report, as text or JSON (fields in docs/json.md), from the model alone */
+#ifndef GMT_REPORT_H
+#define GMT_REPORT_H
+
+#include <stdio.h>
+#include "model.h"
+
+struct report_opts {
+	/* problems found in a damaged trace file, shown with the report */
+	const char (*notes)[160];
+	unsigned int nr_notes;
+	/* mappings listed per process */
+	unsigned int max_mappings;
+	/* rows of the RSS timeline */
+	unsigned int timeline_rows;
+};
+
+void report__text(FILE *out, const struct model *m, const struct report_opts *opts);
+int report__json(FILE *out, const struct model *m, const struct report_opts *opts);
+
+#endif

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdlib.h>
+#include "report_data.h"
+
+const char *const rss_member_names[GMT_RSS_NR] = { "file", "anon", "swap", "shmem" };
+const char *const fault_class_names[GMT_FAULT_NR] = { "anon", "file", "device", "other" };
+const char *const source_names[GMT_SRC_NR] = { "proc", "rss",  "fault", "mmap",
+					       "src4", "src5", "src6",	"src7" };
+const int rss_member_order[GMT_RSS_NR] = { GMT_RSS_ANON, GMT_RSS_FILE, GMT_RSS_SHMEM,
+					   GMT_RSS_SWAP };
+
+const char *probe_status_name(__u32 status)
+{
+	switch (status) {
+	case GMT_PROBE_ATTACHED:
+		return "attached";
+	case GMT_PROBE_SKIPPED:
+		return "skipped";
+	case GMT_PROBE_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+const char *end_reason_text(__u32 reason)
+{
+	switch (reason) {
+	case GMT_END_TARGET_EXIT:
+		return "until the target exited";
+	case GMT_END_SIGNAL:
+		return "until interrupted";
+	case GMT_END_DURATION:
+		return "for the --duration asked";
+	case GMT_END_ERROR:
+		return "until an error stopped tracing";
+	}
+	return "until the recording ended without an end record";
+}
+
+const char *end_reason_key(__u32 reason)
+{
+	switch (reason) {
+	case GMT_END_TARGET_EXIT:
+		return "target_exit";
+	case GMT_END_SIGNAL:
+		return "signal";
+	case GMT_END_DURATION:
+		return "duration";
+	case GMT_END_ERROR:
+		return "error";
+	}
+	return "unknown";
+}
+
+const char *fd_class_name(__u32 cls)
+{
+	switch (cls) {
+	case GMT_FD_ANON:
+		return "anon";
+	case GMT_FD_FILE:
+		return "file";
+	case GMT_FD_DEVICE:
+		return "device";
+	}
+	return "other";
+}
+
+void member_stats(const struct model *m, const struct series *s, struct member_stats *st)
+{
+	double secs = model__duration_ns(m) / 1e9;
+
+	*st = (struct member_stats){ .events = s->n };
+	if (!s->n)
+		return;
+	st->seen = true;
+	st->start = s->p[0].v;
+	st->end = s->p[s->n - 1].v;
+	st->peak = series__peak(s);
+	st->rate = secs > 0 ? (st->end - st->start) / secs : 0;
+}
+
+struct model_proc **procs_in_order(const struct model *m)
+{
+	struct model_proc **v = calloc(m->nr_procs + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->pid == m->target_pid)
+			v[n++] = m->procs[i];
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->pid != m->target_pid)
+			v[n++] = m->procs[i];
+	return v;
+}
+
+static int by_size(const void *a, const void *b, void *ctx)
+{
+	const struct model_proc *p = ctx;
+	const struct model_mapping *x = &p->maps[*(const size_t *)a];
+	const struct model_mapping *y = &p->maps[*(const size_t *)b];
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+size_t *mappings_by_size(const struct model_proc *p)
+{
+	size_t *idx = calloc(p->nr_maps + 1, sizeof(*idx));
+	size_t i;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < p->nr_maps; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nr_maps, sizeof(*idx), by_size, (void *)p);
+	return idx;
+}
+
+unsigned int timeline_rows(const struct model *m, const struct report_opts *o)
+{
+	unsigned int n = o && o->timeline_rows ? o->timeline_rows : 12;
+
+	return model__duration_ns(m) ? n : 1;
+}
+
+__u64 timeline_ts(const struct model *m, unsigned int i, unsigned int n)
+{
+	if (n < 2)
+		return m->start_ts + model__duration_ns(m);
+	return m->start_ts + model__duration_ns(m) * i / (n - 1);
+}
+
+__u64 lost_total(const struct model *m)
+{
+	__u64 t = 0;
+	int i;
+
+	for (i = 0; i < GMT_SRC_NR; i++)
+		t += m->lost[i];
+	return t;
+}

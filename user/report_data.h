@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* figures both report formats show, computed once from the model */
+#ifndef GMT_REPORT_DATA_H
+#define GMT_REPORT_DATA_H
+
+#include "model.h"
+#include "report.h"
+
+struct member_stats {
+	bool seen;
+	__s64 start, end, peak;
+	double rate; /* bytes per second over the traced time */
+	size_t events;
+};
+
+extern const char *const rss_member_names[GMT_RSS_NR];
+extern const char *const fault_class_names[GMT_FAULT_NR];
+extern const char *const source_names[GMT_SRC_NR];
+/* display order of RSS members */
+extern const int rss_member_order[GMT_RSS_NR];
+
+const char *probe_status_name(__u32 status);
+const char *end_reason_text(__u32 reason);
+const char *end_reason_key(__u32 reason);
+const char *fd_class_name(__u32 cls);
+
+void member_stats(const struct model *m, const struct series *s, struct member_stats *st);
+/* processes in report order: the target first; caller frees */
+struct model_proc **procs_in_order(const struct model *m);
+/* indices of p->maps, largest first; caller frees */
+size_t *mappings_by_size(const struct model_proc *p);
+/* timestamp of timeline row i of n */
+__u64 timeline_ts(const struct model *m, unsigned int i, unsigned int n);
+unsigned int timeline_rows(const struct model *m, const struct report_opts *o);
+__u64 lost_total(const struct model *m);
+
+#endif

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the --json report; every field is described in docs/json.md */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include "fmt.h"
+#include "report.h"
+#include "report_data.h"
+
+#define add(o, k, v) json_object_object_add(o, k, v)
+
+static struct json_object *i64(__s64 v)
+{
+	return json_object_new_int64(v);
+}
+
+static struct json_object *u64(__u64 v)
+{
+	return json_object_new_uint64(v);
+}
+
+static struct json_object *num(double v)
+{
+	return json_object_new_double(v);
+}
+
+static struct json_object *str(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+static struct json_object *session_json(const struct model *m)
+{
+	struct json_object *o = json_object_new_object();
+	char when[48];
+
+	add(o, "target_pid", u64(m->target_pid));
+	add(o, "cmdline", str(m->cmdline));
+	add(o, "host", str(m->host));
+	add(o, "arch", str(m->arch));
+	add(o, "kernel", str(m->kernel));
+	add(o, "start_utc", str(fmt_utc(when, sizeof(when), m->start_realtime_ns)));
+	add(o, "start_realtime_ns", u64(m->start_realtime_ns));
+	add(o, "duration_s", num(model__duration_ns(m) / 1e9));
+	add(o, "interval_s", num(m->interval_ms / 1e3));
+	add(o, "follow_forks", json_object_new_boolean(m->flags & GMT_SESSION_FOLLOW));
+	add(o, "end_reason", str(end_reason_key(m->end_reason)));
+	return o;
+}
+
+static struct json_object *probes_json(const struct model *m)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < m->nr_probes; i++) {
+		struct json_object *o = json_object_new_object();
+
+		add(o, "name", str(m->probes[i].name));
+		add(o, "status", str(probe_status_name(m->probes[i].status)));
+		add(o, "what", str(m->probes[i].what));
+		add(o, "reason", str(m->probes[i].reason));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *rss_json(const struct model *m, const struct model_proc *p)
+{
+	struct json_object *o = json_object_new_object();
+	struct member_stats st;
+	int i, k;
+
+	for (k = 0; k < GMT_RSS_NR; k++) {
+		struct json_object *r;
+
+		i = rss_member_order[k];
+		member_stats(m, &p->rss[i], &st);
+		if (!st.seen) {
+			add(o, rss_member_names[i], NULL);
+			continue;
+		}
+		r = json_object_new_object();
+		add(r, "start_bytes", i64(st.start));
+		add(r, "end_bytes", i64(st.end));
+		add(r, "peak_bytes", i64(st.peak));
+		add(r, "change_bytes", i64(st.end - st.start));
+		add(r, "rate_bytes_per_s", num(st.rate));
+		add(r, "events", u64(st.events));
+		add(o, rss_member_names[i], r);
+	}
+	return o;
+}
+
+static struct json_object *status_json(const struct model_proc *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	add(o, "samples", u64(p->nr_samples));
+	if (!p->nr_samples)
+		return o;
+	add(o, "vmrss_first_bytes", u64(p->first_sample.kb[GMT_S_VMRSS] << 10));
+	add(o, "vmrss_last_bytes", u64(p->last_sample.kb[GMT_S_VMRSS] << 10));
+	add(o, "vmrss_peak_bytes", u64(p->vmrss_peak));
+	add(o, "vmhwm_bytes", u64(p->last_sample.kb[GMT_S_VMHWM] << 10));
+	add(o, "rssanon_last_bytes", u64(p->last_sample.kb[GMT_S_RSSANON] << 10));
+	add(o, "rssfile_last_bytes", u64(p->last_sample.kb[GMT_S_RSSFILE] << 10));
+	add(o, "vmswap_last_bytes", u64(p->last_sample.kb[GMT_S_VMSWAP] << 10));
+	add(o, "threads_last", u64(p->last_sample.threads));
+	return o;
+}
+
+static struct json_object *cell(const struct series *s, __u64 ts)
+{
+	__s64 v;
+
+	return series__at(s, ts, &v) ? i64(v) : NULL;
+}
+
+static struct json_object *timeline_json(const struct model *m, const struct model_proc *p,
+					 const struct report_opts *opts)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned int i, n = timeline_rows(m, opts);
+	char key[32];
+	int k;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+		__u64 ts = timeline_ts(m, i, n);
+
+		add(o, "t_s", num(model__secs(m, ts)));
+		for (k = 0; k < GMT_RSS_NR; k++) {
+			snprintf(key, sizeof(key), "%s_bytes",
+				 rss_member_names[rss_member_order[k]]);
+			add(o, key, cell(&p->rss[rss_member_order[k]], ts));
+		}
+		add(o, "vmrss_bytes", cell(&p->vmrss, ts));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *faults_json(const struct model *m, const struct model_proc *p)
+{
+	struct json_object *o = json_object_new_object();
+	double secs = model__duration_ns(m) / 1e9;
+	int i;
+
+	for (i = 0; i < GMT_FAULT_NR; i++) {
+		struct json_object *c = json_object_new_object();
+
+		add(c, "total", u64(p->faults[i]));
+		add(c, "avg_per_s", num(secs > 0 ? p->faults[i] / secs : 0));
+		add(c, "peak_per_s", num(p->fault_peak_rate[i]));
+		add(o, fault_class_names[i], c);
+	}
+	return o;
+}
+
+static struct json_object *stack_json(const struct model *m, __u32 id)
+{
+	const struct model_stack *s = model__stack(m, id);
+	struct json_object *a;
+	unsigned int i;
+
+	if (!id || !s)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; i < s->nr_frames; i++) {
+		struct json_object *f = json_object_new_object();
+
+		add(f, "ip", u64(s->frames[i].ip));
+		add(f, "symbol", str(s->frames[i].sym));
+		add(f, "offset", u64(s->frames[i].sym_off));
+		add(f, "module", str(s->frames[i].module));
+		json_object_array_add(a, f);
+	}
+	return a;
+}
+
+static struct json_object *mapping_json(const struct model *m, const struct model_mapping *mp)
+{
+	struct json_object *o = json_object_new_object();
+	char prot[8];
+
+	add(o, "t_s", num(model__secs(m, mp->ts)));
+	add(o, "addr", u64(mp->addr));
+	add(o, "size_bytes", u64(mp->len));
+	add(o, "live_bytes", u64(mp->live));
+	add(o, "prot", str(fmt_prot(prot, sizeof(prot), mp->prot)));
+	add(o, "flags", u64(mp->flags));
+	add(o, "kind", str(fd_class_name(mp->fd_class)));
+	add(o, "unmapped_s", mp->live ? NULL : num(model__secs(m, mp->gone_ts)));
+	add(o, "stack", stack_json(m, mp->stack_id));
+	return o;
+}
+
+static struct json_object *mappings_json(const struct model *m, const struct model_proc *p,
+					 const struct report_opts *opts)
+{
+	unsigned int max = opts && opts->max_mappings ? opts->max_mappings : 10;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t *idx = mappings_by_size(p), i;
+	__u64 live = 0;
+
+	for (i = 0; i < p->nr_maps; i++)
+		live += p->maps[i].live;
+	add(o, "mmap_calls", u64(p->mmap_calls));
+	add(o, "mmap_failed", u64(p->mmap_failed));
+	add(o, "munmap_calls", u64(p->munmap_calls));
+	add(o, "mremap_calls", u64(p->mremap_calls));
+	add(o, "made", u64(p->nr_maps));
+	add(o, "live_bytes", u64(live));
+	for (i = 0; idx && i < p->nr_maps && i < max; i++)
+		json_object_array_add(a, mapping_json(m, &p->maps[idx[i]]));
+	add(o, "largest", a);
+	free(idx);
+	return o;
+}
+
+static struct json_object *brk_json(const struct model_proc *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	add(o, "calls", u64(p->brk_calls));
+	add(o, "first", p->brk_seen ? u64(p->brk_first) : NULL);
+	add(o, "last", p->brk_seen ? u64(p->brk_last) : NULL);
+	add(o, "peak", p->brk_seen ? u64(p->brk_peak) : NULL);
+	return o;
+}
+
+static struct json_object *proc_json(const struct model *m, const struct model_proc *p,
+				     const struct report_opts *opts)
+{
+	struct json_object *o = json_object_new_object();
+
+	add(o, "pid", u64(p->pid));
+	add(o, "ppid", u64(p->ppid));
+	add(o, "comm", str(p->comm));
+	add(o, "exe", str(p->exe));
+	add(o, "cmdline", str(p->cmdline));
+	add(o, "followed", json_object_new_boolean(p->followed));
+	add(o, "exited", json_object_new_boolean(p->exited));
+	add(o, "exit_code",
+	    p->exited && !(p->exit_code & 0x7f) ? i64((p->exit_code >> 8) & 0xff) : NULL);
+	add(o, "exit_signal", p->exited && (p->exit_code & 0x7f) ? i64(p->exit_code & 0x7f) : NULL);
+	add(o, "exit_s", p->exited ? num(model__secs(m, p->exit_ts)) : NULL);
+	add(o, "threads_peak", i64(p->threads_peak));
+	add(o, "threads_created", u64(p->threads_created));
+	add(o, "children", u64(p->children));
+	add(o, "rss", rss_json(m, p));
+	add(o, "proc_status", status_json(p));
+	add(o, "rss_timeline", timeline_json(m, p, opts));
+	add(o, "page_faults", faults_json(m, p));
+	add(o, "mappings", mappings_json(m, p, opts));
+	add(o, "brk", brk_json(p));
+	return o;
+}
+
+static struct json_object *lost_json(const struct model *m)
+{
+	struct json_object *o = json_object_new_object();
+	int i;
+
+	for (i = 0; i < 4; i++)
+		add(o, source_names[i], u64(m->lost[i]));
+	add(o, "total", u64(lost_total(m)));
+	return o;
+}
+
+static struct json_object *events_json(const struct model *m)
+{
+	struct json_object *o = json_object_new_object(), *t = json_object_new_object();
+	unsigned int i;
+
+	add(o, "total", u64(m->events));
+	for (i = 1; i < GMT_EV_MAX; i++)
+		add(t, event__type_name(i), u64(m->events_by_type[i]));
+	add(t, "unknown", u64(m->unknown_events));
+	add(o, "by_type", t);
+	return o;
+}
+
+int report__json(FILE *out, const struct model *m, const struct report_opts *opts)
+{
+	struct json_object *root = json_object_new_object(), *a, *notes;
+	struct model_proc **procs = procs_in_order(m);
+	unsigned int i;
+	size_t j;
+
+	json_c_set_serialization_double_format("%.6g", JSON_C_OPTION_THREAD);
+	add(root, "tool", str("gpumemtrace"));
+	add(root, "version", str(m->tool_version));
+	add(root, "session", m->have_session ? session_json(m) : NULL);
+	notes = json_object_new_array();
+	for (i = 0; opts && i < opts->nr_notes; i++)
+		json_object_array_add(notes, str(opts->notes[i]));
+	add(root, "trace_file_damage", notes);
+	add(root, "probes", probes_json(m));
+	a = json_object_new_array();
+	for (j = 0; procs && j < m->nr_procs; j++)
+		json_object_array_add(a, proc_json(m, procs[j], opts));
+	add(root, "processes", a);
+	add(root, "lost_events", lost_json(m));
+	add(root, "events", events_json(m));
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	free(procs);
+	return 0;
+}

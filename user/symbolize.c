@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <libiberty/demangle.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "symbolize.h"
+
+struct elf_sym {
+	__u64 addr, size;
+	char *name;
+};
+
+/* one ELF file, keyed by device and inode so each process shares it */
+struct elf_file {
+	__u64 dev, ino;
+	GElf_Phdr *loads; /* PT_LOAD headers */
+	size_t nr_loads;
+	struct elf_sym *syms; /* functions, sorted by address */
+	size_t nr_syms;
+	struct elf_file *next;
+};
+
+struct mapping {
+	__u64 start, end, pgoff, dev, ino;
+	char *path;
+};
+
+struct proc_maps {
+	__u32 pid;
+	struct mapping *maps;
+	size_t nr;
+	struct proc_maps *next;
+};
+
+struct symbolizer {
+	struct proc_maps *procs;
+	struct elf_file *files;
+};
+
+struct symbolizer *symbolizer__new(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	return calloc(1, sizeof(struct symbolizer));
+}
+
+static void maps_free(struct proc_maps *pm)
+{
+	size_t i;
+
+	for (i = 0; i < pm->nr; i++)
+		free(pm->maps[i].path);
+	free(pm->maps);
+	free(pm);
+}
+
+void symbolizer__invalidate(struct symbolizer *s, __u32 pid)
+{
+	struct proc_maps **pp = &s->procs, *pm;
+
+	while ((pm = *pp)) {
+		if (pm->pid == pid) {
+			*pp = pm->next;
+			maps_free(pm);
+			return;
+		}
+		pp = &pm->next;
+	}
+}
+
+static int parse_line(const char *line, struct mapping *m)
+{
+	unsigned long long start, end, pgoff, ino;
+	unsigned int maj, min;
+	int pos = 0;
+	char perms[8];
+	const char *path;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+		   &min, &ino, &pos) < 7)
+		return -1;
+	path = line + pos;
+	if (perms[2] != 'x' || path[0] != '/')
+		return -1; /* only code from files can be symbolized */
+	*m = (struct mapping){ start, end, pgoff, (__u64)maj << 32 | min, ino, strdup(path) };
+	m->path[strcspn(m->path, "\n")] = 0;
+	return 0;
+}
+
+static struct proc_maps *load_maps(struct symbolizer *s, __u32 pid)
+{
+	struct proc_maps *pm;
+	char path[64], line[4096];
+	size_t cap = 0;
+	FILE *f;
+
+	for (pm = s->procs; pm; pm = pm->next)
+		if (pm->pid == pid)
+			return pm;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		goto out;
+	pm->pid = pid;
+	while (fgets(line, sizeof(line), f)) {
+		struct mapping m;
+
+		if (parse_line(line, &m))
+			continue;
+		if (pm->nr == cap) {
+			struct mapping *p = realloc(pm->maps, (cap ? cap * 2 : 64) * sizeof(*p));
+
+			if (!p) {
+				free(m.path);
+				break;
+			}
+			pm->maps = p;
+			cap = cap ? cap * 2 : 64;
+		}
+		pm->maps[pm->nr++] = m;
+	}
+	pm->next = s->procs;
+	s->procs = pm;
+out:
+	fclose(f);
+	return pm;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void read_symtab(struct elf_file *ef, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	struct elf_sym *v;
+
+	if (!data || !n)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		v[ef->nr_syms++] = (struct elf_sym){ sym.st_value, sym.st_size, strdup(name) };
+	}
+	qsort(v, ef->nr_syms, sizeof(*v), by_addr);
+	ef->syms = v;
+}
+
+/* .symtab when the file has one (not stripped), else .dynsym */
+static void load_elf(struct elf_file *ef, int fd)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
+	GElf_Shdr sh, dyn_sh, tab_sh;
+	size_t i, n;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	if (!elf_getphdrnum(elf, &n) && n) {
+		ef->loads = calloc(n, sizeof(*ef->loads));
+		for (i = 0; ef->loads && i < n; i++)
+			if (gelf_getphdr(elf, i, &ef->loads[ef->nr_loads]) &&
+			    ef->loads[ef->nr_loads].p_type == PT_LOAD)
+				ef->nr_loads++;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			tab = scn;
+			tab_sh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dyn_sh = sh;
+		}
+	}
+	if (tab)
+		read_symtab(ef, elf, tab, &tab_sh);
+	if (!ef->nr_syms && dyn) {
+		free(ef->syms);
+		ef->syms = NULL;
+		read_symtab(ef, elf, dyn, &dyn_sh);
+	}
+	elf_end(elf);
+}
+
+static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct mapping *m)
+{
+	struct elf_file *ef;
+	char path[4200];
+	int fd;
+
+	for (ef = s->files; ef; ef = ef->next)
+		if (ef->dev == m->dev && ef->ino == m->ino)
+			return ef;
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return NULL;
+	ef->dev = m->dev;
+	ef->ino = m->ino;
+	/* map_files reaches the very file mapped, even deleted or in another
+	 * mount namespace; the root path is the fallback without CAP_SYS_ADMIN */
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd >= 0) {
+		load_elf(ef, fd);
+		close(fd);
+	}
+	ef->next = s->files;
+	s->files = ef;
+	return ef;
+}
+
+static bool file_to_vaddr(const struct elf_file *ef, __u64 off, __u64 *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < ef->nr_loads; i++) {
+		const GElf_Phdr *ph = &ef->loads[i];
+
+		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz) {
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct elf_sym *find_sym(const struct elf_file *ef, __u64 addr)
+{
+	size_t lo = 0, hi = ef->nr_syms;
+	const struct elf_sym *sym;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ef->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	sym = &ef->syms[lo - 1];
+	if (sym->size && addr >= sym->addr + sym->size)
+		return NULL;
+	return sym;
+}
+
+static void set_name(struct sym_result *out, const char *mangled)
+{
+	/* no parameter lists: frames stay readable for templated C++ */
+	char *d = cplus_demangle(mangled, DMGL_ANSI);
+
+	snprintf(out->name, sizeof(out->name), "%s", d ? d : mangled);
+	free(d);
+}
+
+static const struct mapping *find_mapping(const struct proc_maps *pm, __u64 ip)
+{
+	size_t i;
+
+	for (i = 0; pm && i < pm->nr; i++)
+		if (ip >= pm->maps[i].start && ip < pm->maps[i].end)
+			return &pm->maps[i];
+	return NULL;
+}
+
+int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out)
+{
+	const struct mapping *m = find_mapping(load_maps(s, pid), ip);
+	const struct elf_sym *sym;
+	struct elf_file *ef;
+	const char *base;
+	__u64 off, vaddr;
+
+	memset(out, 0, sizeof(*out));
+	if (!m) {
+		/* new code may have been mapped since the last read */
+		symbolizer__invalidate(s, pid);
+		m = find_mapping(load_maps(s, pid), ip);
+	}
+	if (!m)
+		return -ENOENT;
+	base = strrchr(m->path, '/');
+	snprintf(out->module, sizeof(out->module), "%s", base ? base + 1 : m->path);
+	off = ip - m->start + m->pgoff;
+	out->off = off;
+	ef = get_elf(s, pid, m);
+	if (!ef || !file_to_vaddr(ef, off, &vaddr))
+		return 0;
+	sym = find_sym(ef, vaddr);
+	if (!sym)
+		return 0;
+	set_name(out, sym->name);
+	out->off = vaddr - sym->addr;
+	return 0;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct elf_file *ef;
+	size_t i;
+
+	if (!s)
+		return;
+	while (s->procs) {
+		struct proc_maps *pm = s->procs;
+
+		s->procs = pm->next;
+		maps_free(pm);
+	}
+	while ((ef = s->files)) {
+		s->files = ef->next;
+		for (i = 0; i < ef->nr_syms; i++)
+			free(ef->syms[i].name);
+		free(ef->syms);
+		free(ef->loads);
+		free(ef);
+	}
+	free(s);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* user addresses of a live process -> symbol and module, with libelf; done at
+ * record time so that a replay elsewhere shows the same frames */
+#ifndef GMT_SYMBOLIZE_H
+#define GMT_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct symbolizer;
+
+struct sym_result {
+	char name[256];	  /* demangled; empty when no symbol covers the address */
+	char module[128]; /* file name of the mapping; empty when not file-backed */
+	__u64 off;	  /* from the symbol's start, or from the module's base */
+};
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+/* forget what is known of pid's mappings: after exec or new code mappings */
+void symbolizer__invalidate(struct symbolizer *s, __u32 pid);
+/* 0, or -errno when the address is in no known mapping */
+int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out);
+
+#endif

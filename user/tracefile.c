@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* record and replay of the event stream */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "tracefile.h"
+
+#define FILE_MAGIC "GMTTRACE"
+#define BLOCK_MAGIC 0x42544d47u /* "GMTB" */
+#define BLOCK_RAW_MAX (256u << 10)
+/* a reader refuses blocks larger than this: a corrupt length, not data */
+#define BLOCK_LIMIT (64u << 20)
+#define FLUSH_NS 1000000000ull
+
+struct file_hdr {
+	char magic[8];
+	__u32 version;
+	__u32 info_len;
+};
+
+struct block_hdr {
+	__u32 magic;
+	__u32 comp_len;
+	__u32 raw_len;
+	__u32 crc; /* of the compressed bytes */
+};
+
+struct tracefile_writer {
+	int fd;
+	int err;
+	__u64 last_flush_ns;
+	size_t used;
+	unsigned char raw[BLOCK_RAW_MAX];
+	unsigned char *comp;
+	size_t comp_cap;
+};
+
+static int write_all(int fd, const struct iovec *iov, int n)
+{
+	struct iovec v[4];
+	ssize_t r;
+	int i = 0;
+
+	memcpy(v, iov, n * sizeof(*iov));
+	while (i < n) {
+		r = writev(fd, v + i, n - i);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (i < n && (size_t)r >= v[i].iov_len)
+			r -= v[i++].iov_len;
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + r;
+			v[i].iov_len -= r;
+		}
+	}
+	return 0;
+}
+
+static size_t info_text(const struct tracefile_info *info, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "tool=%s\nkernel=%s\nhost=%s\nstart=%s\ncmdline=%s\n",
+			 info->tool, info->kernel, info->host, info->start, info->cmdline);
+
+	return n < 0 ? 0 : ((size_t)n >= size ? size - 1 : (size_t)n);
+}
+
+/* let the user who ran sudo replay the file without root */
+static void give_to_sudo_user(int fd)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+
+	if (geteuid() == 0 && uid && gid)
+		if (fchown(fd, atoi(uid), atoi(gid)))
+			return; /* stays root's: still 0600 */
+}
+
+struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info)
+{
+	struct tracefile_writer *w;
+	struct file_hdr fh = { .magic = FILE_MAGIC, .version = TRACEFILE_VERSION };
+	char text[2048];
+	struct iovec iov[3];
+	__u32 crc;
+	int err;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->comp_cap = compressBound(BLOCK_RAW_MAX);
+	w->comp = malloc(w->comp_cap);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!w->comp || w->fd < 0)
+		goto fail;
+	/* an existing file keeps its mode through O_TRUNC */
+	if (fchmod(w->fd, 0600))
+		goto fail;
+	give_to_sudo_user(w->fd);
+	fh.info_len = info_text(info, text, sizeof(text));
+	crc = crc32(0, (const Bytef *)text, fh.info_len);
+	iov[0] = (struct iovec){ &fh, sizeof(fh) };
+	iov[1] = (struct iovec){ text, fh.info_len };
+	iov[2] = (struct iovec){ &crc, sizeof(crc) };
+	err = write_all(w->fd, iov, 3);
+	if (err) {
+		errno = -err;
+		goto fail;
+	}
+	return w;
+fail:
+	err = errno;
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->comp);
+	free(w);
+	errno = err;
+	return NULL;
+}
+
+static int flush_block(struct tracefile_writer *w)
+{
+	struct block_hdr bh = { .magic = BLOCK_MAGIC, .raw_len = w->used };
+	uLongf clen = w->comp_cap;
+	struct iovec iov[2];
+	int err;
+
+	if (!w->used || w->err)
+		goto out;
+	if (compress2(w->comp, &clen, w->raw, w->used, Z_BEST_SPEED) != Z_OK) {
+		w->err = -ENOMEM;
+		goto out;
+	}
+	bh.comp_len = clen;
+	bh.crc = crc32(0, w->comp, clen);
+	iov[0] = (struct iovec){ &bh, sizeof(bh) };
+	iov[1] = (struct iovec){ w->comp, clen };
+	err = write_all(w->fd, iov, 2);
+	if (err)
+		w->err = err;
+out:
+	w->used = 0;
+	return w->err;
+}
+
+int tracefile__write(struct tracefile_writer *w, const struct gmt_hdr *e)
+{
+	if (w->used + e->len > sizeof(w->raw) && flush_block(w))
+		return w->err;
+	memcpy(w->raw + w->used, e, e->len);
+	w->used += e->len;
+	return w->err;
+}
+
+int tracefile__tick(struct tracefile_writer *w, __u64 now_ns)
+{
+	if (now_ns - w->last_flush_ns < FLUSH_NS)
+		return w->err;
+	w->last_flush_ns = now_ns;
+	return flush_block(w);
+}
+
+int tracefile__close(struct tracefile_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	flush_block(w);
+	err = w->err;
+	if (close(w->fd) && !err)
+		err = -errno;
+	free(w->comp);
+	free(w);
+	return err;
+}
+
+/* reading */
+
+struct reader {
+	const unsigned char *base;
+	size_t size;
+	struct replay_result *res;
+	gmt_sink_fn sink;
+	void *ctx;
+	unsigned char *raw;
+	size_t raw_cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void note(struct replay_result *res, const char *fmt,
+						       ...)
+{
+	va_list ap;
+
+	if (res->nr_notes >= REPLAY_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(res->notes[res->nr_notes++], sizeof(res->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void parse_info(const char *text, size_t len, struct tracefile_info *info)
+{
+	static const struct {
+		const char *key;
+		size_t off, size;
+	} keys[] = {
+		{ "tool=", offsetof(struct tracefile_info, tool), sizeof(info->tool) },
+		{ "kernel=", offsetof(struct tracefile_info, kernel), sizeof(info->kernel) },
+		{ "host=", offsetof(struct tracefile_info, host), sizeof(info->host) },
+		{ "start=", offsetof(struct tracefile_info, start), sizeof(info->start) },
+		{ "cmdline=", offsetof(struct tracefile_info, cmdline), sizeof(info->cmdline) },
+	};
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t n = (nl ? nl : end) - p, i, k;
+
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			k = strlen(keys[i].key);
+			if (n >= k && !memcmp(p, keys[i].key, k)) {
+				size_t v = n - k < keys[i].size - 1 ? n - k : keys[i].size - 1;
+				char *dst = (char *)info + keys[i].off;
+
+				memcpy(dst, p + k, v);
+				dst[v] = 0;
+			}
+		}
+		p += n + 1;
+	}
+}
+
+/* the offset of the next block magic at or after `off`, or size */
+static size_t next_magic(const struct reader *r, size_t off)
+{
+	__u32 m = BLOCK_MAGIC;
+
+	for (; off + sizeof(m) <= r->size; off++)
+		if (!memcmp(r->base + off, &m, sizeof(m)))
+			return off;
+	return r->size;
+}
+
+static int feed_block(struct reader *r, const unsigned char *data, const struct block_hdr *bh,
+		      size_t off)
+{
+	uLongf len = bh->raw_len;
+	size_t pos = 0;
+
+	if (bh->raw_len > r->raw_cap) {
+		unsigned char *p = realloc(r->raw, bh->raw_len);
+
+		if (!p)
+			return -ENOMEM;
+		r->raw = p;
+		r->raw_cap = bh->raw_len;
+	}
+	if (uncompress(r->raw, &len, data, bh->comp_len) != Z_OK || len != bh->raw_len) {
+		note(r->res, "block at offset %zu does not decompress: skipped", off);
+		r->res->bad_blocks++;
+		return 0;
+	}
+	while (pos < len) {
+		const struct gmt_hdr *e = (const void *)(r->raw + pos);
+
+		if (!event__valid(e, len - pos)) {
+			note(r->res,
+			     "block at offset %zu: malformed record %zu bytes in: rest skipped",
+			     off, pos);
+			r->res->bad_blocks++;
+			return 0;
+		}
+		r->sink(r->ctx, e);
+		r->res->events++;
+		pos += e->len;
+	}
+	r->res->blocks++;
+	return 0;
+}
+
+static int read_blocks(struct reader *r, size_t off)
+{
+	struct block_hdr bh;
+	size_t next;
+	int err;
+
+	while (off < r->size) {
+		if (r->size - off < sizeof(bh)) {
+			r->res->missing_bytes = r->size - off;
+			note(r->res,
+			     "file ends inside a block header at offset %zu: %zu bytes dropped",
+			     off, r->size - off);
+			return 0;
+		}
+		memcpy(&bh, r->base + off, sizeof(bh));
+		if (bh.magic != BLOCK_MAGIC) {
+			next = next_magic(r, off + 1);
+			note(r->res, "corrupt data at offset %zu: %zu bytes skipped", off,
+			     next - off);
+			r->res->bad_blocks++;
+			off = next;
+			continue;
+		}
+		if (bh.comp_len > BLOCK_LIMIT || bh.raw_len > BLOCK_LIMIT ||
+		    bh.comp_len > r->size - off - sizeof(bh)) {
+			next = next_magic(r, off + 1);
+			if (next == r->size && bh.comp_len <= BLOCK_LIMIT) {
+				/* the last block was cut short: the writer stopped mid-write */
+				r->res->missing_bytes = off + sizeof(bh) + bh.comp_len - r->size;
+				note(r->res,
+				     "file is truncated: the last block (offset %zu) lacks %llu bytes",
+				     off, (unsigned long long)r->res->missing_bytes);
+				return 0;
+			}
+			note(r->res, "block at offset %zu has a bad length: skipped", off);
+			r->res->bad_blocks++;
+			off = next;
+			continue;
+		}
+		if (crc32(0, r->base + off + sizeof(bh), bh.comp_len) != bh.crc) {
+			note(r->res, "block at offset %zu fails its CRC check: skipped", off);
+			r->res->bad_blocks++;
+			/* the length may be what was damaged: resynchronize on the magic */
+			off = next_magic(r, off + 1);
+			continue;
+		}
+		err = feed_block(r, r->base + off + sizeof(bh), &bh, off);
+		if (err)
+			return err;
+		off += sizeof(bh) + bh.comp_len;
+	}
+	return 0;
+}
+
+static int check_header(struct reader *r, size_t *off)
+{
+	struct file_hdr fh;
+	__u32 crc;
+
+	if (r->size < sizeof(fh) || memcmp(r->base, FILE_MAGIC, 8)) {
+		snprintf(r->res->error, sizeof(r->res->error), "not a gpumemtrace trace file");
+		return -1;
+	}
+	memcpy(&fh, r->base, sizeof(fh));
+	r->res->info.version = fh.version;
+	if (fh.version > TRACEFILE_VERSION) {
+		snprintf(r->res->error, sizeof(r->res->error),
+			 "trace format version %u is newer than this gpumemtrace reads (%u): "
+			 "replay it with a newer gpumemtrace",
+			 fh.version, TRACEFILE_VERSION);
+		return -1;
+	}
+	if (fh.info_len > r->size - sizeof(fh) - sizeof(crc)) {
+		snprintf(r->res->error, sizeof(r->res->error),
+			 "trace file header is cut short: no events to replay");
+		return -1;
+	}
+	memcpy(&crc, r->base + sizeof(fh) + fh.info_len, sizeof(crc));
+	if (crc32(0, r->base + sizeof(fh), fh.info_len) != crc)
+		note(r->res, "file header fails its CRC check: its text may be wrong");
+	parse_info((const char *)r->base + sizeof(fh), fh.info_len, &r->res->info);
+	*off = sizeof(fh) + fh.info_len + sizeof(crc);
+	return 0;
+}
+
+int tracefile__replay(const char *path, gmt_sink_fn sink, void *ctx, struct replay_result *res)
+{
+	struct reader r = { .res = res, .sink = sink, .ctx = ctx };
+	struct stat st;
+	size_t off;
+	int fd, err = -1;
+
+	memset(res, 0, sizeof(*res));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(res->error, sizeof(res->error), "cannot open %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(res->error, sizeof(res->error), "%s is not a regular file", path);
+		goto out;
+	}
+	r.size = st.st_size;
+	if (r.size) {
+		r.base = mmap(NULL, r.size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (r.base == MAP_FAILED) {
+			snprintf(res->error, sizeof(res->error), "cannot read %s: %s", path,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	if (check_header(&r, &off))
+		goto out;
+	err = read_blocks(&r, off);
+	if (err)
+		snprintf(res->error, sizeof(res->error), "replay of %s failed: %s", path,
+			 strerror(-err));
+out:
+	if (r.base && r.base != MAP_FAILED)
+		munmap((void *)r.base, r.size);
+	free(r.raw);
+	if (fd >= 0)
+		close(fd);
+	return err ? -1 : 0;
+}

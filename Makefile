@@ -73,7 +73,7 @@ $(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
 
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -o $@
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
 
 deps:
 	$(Q)tools/deps.sh

@@ -219,6 +219,15 @@ test_duration_stops() {
 	expect '[ "$(jqr ".processes[0].proc_status.samples" "$T/r.json")" -ge 3 ]' "samples"
 }
 
+test_threads_counted() {
+	need_root
+	"$GMT" -q --json -- "$WL" --threads 5 --steps 1 --step-mib 1 --out /dev/null >"$T/t.json" ||
+		return 1
+	expect '[ "$(jqr ".processes[0].threads_created" "$T/t.json")" = 5 ]' "5 threads created" ||
+		return 1
+	expect '[ "$(jqr ".processes[0].threads_peak" "$T/t.json")" = 2 ]' "2 at once, at most"
+}
+
 # -f follows children; without it the child is only counted
 test_follow_forks() {
 	need_root

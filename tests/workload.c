@@ -10,8 +10,10 @@
  * --fork        do the steps in a child process too
  * --churn N     then N small mmap/munmap pairs (fills a ring buffer)
  * --out FILE    write the summary to FILE (may be a FIFO) instead of stdout
+ * --threads N   start and join N threads first
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,21 @@ __attribute__((noinline)) static void grow_step(size_t len, struct totals *t)
 	t->bytes += len;
 }
 
+static void *idle_thread(void *arg)
+{
+	return arg;
+}
+
+static void run_threads(int n)
+{
+	pthread_t t;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!pthread_create(&t, NULL, idle_thread, NULL))
+			pthread_join(t, NULL);
+}
+
 static void churn(long n)
 {
 	long i;
@@ -100,7 +117,7 @@ int main(int argc, char **argv)
 {
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
-	int i, steps = 8, do_fork = 0;
+	int i, steps = 8, do_fork = 0, threads = 0;
 	long step_mib = 16, step_ms = 0, churn_n = 0;
 	struct totals t = { 0 };
 	pid_t child = 0;
@@ -122,6 +139,8 @@ int main(int argc, char **argv)
 			out = v, i++;
 		else if (!strcmp(argv[i], "--churn"))
 			churn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--threads"))
+			threads = atoi(v), i++;
 		else if (!strcmp(argv[i], "--fork"))
 			do_fork = 1;
 		else {
@@ -130,6 +149,7 @@ int main(int argc, char **argv)
 		}
 	}
 	wait_fifo(wait);
+	run_threads(threads);
 	if (do_fork) {
 		child = fork();
 		if (!child) {

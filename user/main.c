@@ -32,20 +32,23 @@ struct args {
 };
 
 const char *argp_program_version = "gpumemtrace " GMT_VERSION;
-const char *argp_program_bug_address = "the project's issue tracker";
 
 static const char doc[] =
-	"Explain why a GPU program's memory grows or its speed falls, without restarting it.\n"
+	"Explain why a GPU program's memory grows or its speed falls, without\n"
+	"restarting or recompiling it.\n"
 	"\n"
-	"  gpumemtrace [OPTIONS] -p PID            trace a running process\n"
-	"  gpumemtrace [OPTIONS] -- CMD [ARGS...]  start CMD and trace it from its first "
-	"instruction\n"
-	"  gpumemtrace record -o FILE [OPTIONS] (-p PID | -- CMD...)\n"
-	"                                          the same, also saved to FILE\n"
-	"  gpumemtrace replay [--json] FILE        the report from a recording (no root)\n"
+	"  gpumemtrace [OPTIONS] -p PID\n"
+	"      trace a running process\n"
+	"  gpumemtrace [OPTIONS] -- CMD [ARGS...]\n"
+	"      start CMD and trace it from its first instruction\n"
+	"  gpumemtrace record -o FILE [OPTIONS] (-p PID | -- CMD [ARGS...])\n"
+	"      the same, and save the events to FILE for a bug report\n"
+	"  gpumemtrace replay [--json] FILE\n"
+	"      the report from a recording, on any machine, without root\n"
 	"\n"
-	"Tracing stops when the target exits, at Ctrl-C (SIGINT) or SIGTERM, or after\n"
-	"--duration; the report is then printed on standard output.\n"
+	"Tracing stops when the target exits, at Ctrl-C or SIGTERM, or after\n"
+	"--duration; the report then goes to standard output. Tracing needs root\n"
+	"(or CAP_BPF and CAP_PERFMON) and a kernel with BTF, 5.8 or newer.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  sudo gpumemtrace -p $(pidof llama-server)\n"
@@ -284,6 +287,19 @@ static struct tracefile_writer *open_output(const struct args *a, const char *cm
 	return w;
 }
 
+/* -v: what the feature probes found */
+static void print_probes(const struct attach *at)
+{
+	static const char *status[] = { "?", "attached", "skipped", "failed" };
+	const struct gmt_probe *p;
+	size_t i, n;
+
+	p = attach__probes(at, &n);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "gpumemtrace: %-8s %s%s%s\n", status[p[i].status & 3], p[i].name,
+			p[i].reason[0] ? ": " : "", p[i].reason);
+}
+
 static int trace(const struct args *a)
 {
 	struct attach_opts ao = { a->pid, a->argv, a->follow, a->ringbuf_mb, a->verbose };
@@ -323,6 +339,8 @@ static int trace(const struct args *a)
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 		goto out;
 	}
+	if (a->verbose)
+		print_probes(at);
 	if (collect__run(at, &co, err, sizeof(err))) {
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 		goto out;

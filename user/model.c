@@ -263,9 +263,9 @@ static void on_sample(struct model_proc *p, const struct gmt_sample *e)
 
 static void on_faults(struct model_proc *p, const struct gmt_faults *e)
 {
-	double secs = p->faults_ts && e->hdr.ts_ns > p->faults_ts ?
-			      (e->hdr.ts_ns - p->faults_ts) / 1e9 :
-			      0;
+	/* counting starts at attach, or afresh at exec */
+	__u64 since = p->faults_ts ? p->faults_ts : (p->exec_ts ? p->exec_ts : p->first_ts);
+	double secs = e->hdr.ts_ns > since ? (e->hdr.ts_ns - since) / 1e9 : 0;
 	int i;
 
 	for (i = 0; i < GMT_FAULT_NR; i++) {
@@ -339,6 +339,13 @@ static void map_range(struct model_proc *p, __u64 start, __u64 len, size_t map)
 	p->maps[map].live += len;
 }
 
+static __u64 page_up(__u64 len, __u64 page_size)
+{
+	if (!page_size)
+		page_size = 4096;
+	return (len + page_size - 1) & ~(page_size - 1);
+}
+
 static bool is_err(__u64 ret)
 {
 	return ret >= (__u64)-MAX_ERRNO;
@@ -354,9 +361,7 @@ static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_s
 		p->mmap_failed++;
 		return;
 	}
-	if (!page_size)
-		page_size = 4096;
-	len = (e->len + page_size - 1) & ~(page_size - 1);
+	len = page_up(e->len, page_size);
 	/* a fixed mapping replaces what was there */
 	unmap_range(p, e->addr, e->addr + len, e->hdr.ts_ns);
 	if (grow((void **)&p->maps, &p->maps_cap, p->nr_maps, sizeof(*p->maps)))
@@ -374,8 +379,16 @@ static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_s
 	map_range(p, e->addr, len, p->nr_maps++);
 }
 
-static void on_mremap(struct model_proc *p, const struct gmt_mremap *e)
+static void on_munmap(struct model_proc *p, const struct gmt_munmap *e, __u64 page_size)
 {
+	p->munmap_calls++;
+	if (!e->ret)
+		unmap_range(p, e->addr, e->addr + page_up(e->len, page_size), e->hdr.ts_ns);
+}
+
+static void on_mremap(struct model_proc *p, const struct gmt_mremap *e, __u64 page_size)
+{
+	__u64 old_len = page_up(e->old_len, page_size), new_len = page_up(e->new_len, page_size);
 	size_t i, map = (size_t)-1;
 
 	p->mremap_calls++;
@@ -384,14 +397,14 @@ static void on_mremap(struct model_proc *p, const struct gmt_mremap *e)
 	for (i = 0; i < p->nr_ranges; i++)
 		if (p->ranges[i].start <= e->old_addr && e->old_addr < p->ranges[i].end)
 			map = p->ranges[i].map;
-	unmap_range(p, e->old_addr, e->old_addr + e->old_len, e->hdr.ts_ns);
+	unmap_range(p, e->old_addr, e->old_addr + old_len, e->hdr.ts_ns);
 	/* only mappings made during the run are followed to their new place */
 	if (map != (size_t)-1) {
 		p->maps[map].gone_ts = 0;
-		if (e->new_len > p->maps[map].len)
-			p->maps[map].len = e->new_len;
-		unmap_range(p, e->new_addr, e->new_addr + e->new_len, e->hdr.ts_ns);
-		map_range(p, e->new_addr, e->new_len, map);
+		if (new_len > p->maps[map].len)
+			p->maps[map].len = new_len;
+		unmap_range(p, e->new_addr, e->new_addr + new_len, e->hdr.ts_ns);
+		map_range(p, e->new_addr, new_len, map);
 	}
 }
 
@@ -478,15 +491,10 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		on_mmap(p, (const void *)e, m->page_size);
 		break;
 	case GMT_EV_MUNMAP:
-		p->munmap_calls++;
-		if (!((const struct gmt_munmap *)e)->ret)
-			unmap_range(p, ((const struct gmt_munmap *)e)->addr,
-				    ((const struct gmt_munmap *)e)->addr +
-					    ((const struct gmt_munmap *)e)->len,
-				    e->ts_ns);
+		on_munmap(p, (const void *)e, m->page_size);
 		break;
 	case GMT_EV_MREMAP:
-		on_mremap(p, (const void *)e);
+		on_mremap(p, (const void *)e, m->page_size);
 		break;
 	case GMT_EV_BRK:
 		on_brk(p, (const void *)e);

@@ -18,7 +18,8 @@
 #define BLOCK_RAW_MAX (256u << 10)
 /* a reader refuses blocks larger than this: a corrupt length, not data */
 #define BLOCK_LIMIT (64u << 20)
-#define FLUSH_NS 1000000000ull
+/* with the collector waking every 250 ms, data is on disk within a second */
+#define FLUSH_NS 750000000ull
 
 struct file_hdr {
 	char magic[8];

@@ -3,8 +3,11 @@
 #define GMT_DEFINE_SHARED
 #include "gmt.bpf.h"
 
+const volatile __u32 targ_tgid = 0;
 const volatile __u32 follow_forks = 0;
 const volatile __u64 rss_step_bytes = 256 << 10;
 const volatile __u64 mmap_stack_min = 128 << 10;
+const volatile __u64 wakeup_bytes = 1 << 20;
+const volatile __u32 page_shift = 12;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -22,7 +22,7 @@ GMT_SHARED struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* tgids being traced: written by user space at start, by BPF on fork (-f) */
+/* tgids being traced besides targ_tgid: children added on fork (-f) */
 GMT_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -38,12 +38,21 @@ GMT_SHARED struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+GMT_SHARED const volatile __u32 targ_tgid;
 GMT_SHARED const volatile __u32 follow_forks;
 GMT_SHARED const volatile __u64 rss_step_bytes;
 GMT_SHARED const volatile __u64 mmap_stack_min;
+GMT_SHARED const volatile __u64 wakeup_bytes;
+GMT_SHARED const volatile __u32 page_shift;
 
+/* every program asks this first, mostly of other processes: the one target
+ * is a compare; only with -f does it take a map lookup */
 static __always_inline bool gmt_is_target(__u32 tgid)
 {
+	if (tgid == targ_tgid)
+		return true;
+	if (!follow_forks)
+		return false;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
@@ -74,6 +83,25 @@ static __always_inline void *gmt_reserve(__u64 size, __u16 type, __u32 src)
 	h->len = size;
 	h->cpu = bpf_get_smp_processor_id();
 	return h;
+}
+
+/* Submit without waking the reader, which drains the buffer on its own
+ * every 250 ms, unless the buffer is filling: a wakeup per event would cost
+ * two context switches per mmap. */
+static __always_inline void gmt_submit(void *e)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+/* for the few events the reader must see while the process still lives:
+ * new code and stacks are symbolized from /proc/PID/maps */
+static __always_inline void gmt_submit_now(void *e)
+{
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 #endif /* GMT_BPF_H */

@@ -158,6 +158,12 @@ enum gmt_fault_class {
 	GMT_FAULT_NR = 4,
 };
 
+/* not a record: the per-CPU map value the fault programs count into */
+struct gmt_fault_counts {
+	__u64 total;		    /* every user fault */
+	__u64 cls[GMT_FAULT_OTHER]; /* those handle_mm_fault resolved, by class */
+};
+
 struct gmt_faults {
 	struct gmt_hdr hdr;
 	__u64 count[GMT_FAULT_NR]; /* cumulative since attach */

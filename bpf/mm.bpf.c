@@ -2,6 +2,7 @@
 /* host memory of the targets: RSS by member, page faults by class,
  * mmap/munmap/mremap/brk */
 #include "gmt.bpf.h"
+#include "core_fixes.bpf.h"
 
 #define VM_PFNMAP 0x00000400
 #define VM_IO 0x00004000
@@ -9,63 +10,78 @@
 #define S_IFREG 0100000
 #define S_IFCHR 0020000
 #define MAP_ANONYMOUS 0x20
+#define PROT_EXEC 0x4
 
-/* last RSS value sent per (tgid << 32 | member) */
+/* the RSS values last sent, per process */
+struct rss_sent {
+	__s64 bytes[GMT_RSS_NR];
+	__u32 valid; /* bit per member */
+	__u32 pad;
+};
+
+/* the target's, in .bss: a plain load on every RSS change, no map lookup */
+static struct rss_sent target_rss_sent;
+
+/* children followed with -f */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4 * 4096);
-	__type(key, __u64);
-	__type(value, __s64);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct rss_sent);
 } rss_sent SEC(".maps");
 
-/* page faults per tgid and class; user space reads and emits the totals
- * every interval (one event per fault would cost more than the fault) */
+static __always_inline struct rss_sent *rss_sent_of(__u32 tgid)
+{
+	struct rss_sent zero = {}, *r;
+
+	if (tgid == targ_tgid)
+		return &target_rss_sent;
+	r = bpf_map_lookup_elem(&rss_sent, &tgid);
+	if (r)
+		return r;
+	bpf_map_update_elem(&rss_sent, &tgid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&rss_sent, &tgid);
+}
+
+/* page faults per tgid; user space reads and emits the totals every
+ * interval (one event per fault would cost more than the fault) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, struct gmt_faults);
+	__type(value, struct gmt_fault_counts);
 } fault_counts SEC(".maps");
 
-struct sys_args {
-	__u64 nr;
-	__u64 args[6];
-};
-
-/* syscall arguments between enter and exit, per thread */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct sys_args);
-} pending SEC(".maps");
-
-/* The classic tracepoint, not tp_btf: its arguments changed in 6.2
- * (count dropped, mm_struct counters became percpu) but the record keeps
- * mm_id, curr, member and size. curr == 0 means another task changed this
- * mm (reclaim, exit teardown): the owner is unknown here, so it is skipped;
- * the next change by the owner carries the absolute size again. */
-SEC("tracepoint/kmem/rss_stat")
-int tp_rss_stat(struct trace_event_raw_rss_stat *ctx)
+/* The raw tracepoint: the classic one would have the kernel sum the
+ * percpu counter over every CPU for each RSS change (6.2+), and copy a
+ * record, before the program runs. Its arguments changed in 6.2 (count
+ * dropped); only mm and member are read, on every kernel. Changes made to
+ * another process's mm (reclaim, exit teardown) are skipped: the owner's
+ * next change carries the absolute size again. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(tp_rss_stat, struct mm_struct *mm, int member)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__s64 size, *sent, diff;
+	struct rss_sent *sent;
 	struct gmt_rss *e;
-	__u64 key;
-	int member;
+	__s64 size, diff;
 
-	if (bpf_core_field_exists(ctx->curr) && !ctx->curr)
+	if (!gmt_is_target(tgid) || mm != task->mm)
 		return 0;
-	if (!gmt_is_target(tgid))
-		return 0;
-	member = ctx->member;
 	if (member < 0 || member >= GMT_RSS_NR)
 		return 0;
-	size = ctx->size;
-	key = (__u64)tgid << 32 | member;
-	sent = bpf_map_lookup_elem(&rss_sent, &key);
-	if (sent) {
-		diff = size - *sent;
+	size = gmt_mm_rss_pages(mm, member);
+	if (size < 0)
+		size = 0;
+	size <<= page_shift;
+	sent = rss_sent_of(tgid);
+	if (!sent)
+		return 0;
+	/* the mask keeps the verifier sure of the index */
+	member &= GMT_RSS_NR - 1;
+	if (sent->valid & (1u << member)) {
+		diff = size - sent->bytes[member];
 		if (diff < 0)
 			diff = -diff;
 		if (diff < rss_step_bytes)
@@ -77,15 +93,16 @@ int tp_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	e->member = member;
 	e->pad = 0;
 	e->bytes = size;
-	bpf_ringbuf_submit(e, 0);
-	bpf_map_update_elem(&rss_sent, &key, &size, BPF_ANY);
+	gmt_submit(e);
+	sent->bytes[member] = size;
+	sent->valid |= 1u << member;
 	return 0;
 }
 
-static __always_inline struct gmt_faults *fault_slot(__u32 tgid)
+static __always_inline struct gmt_fault_counts *fault_slot(__u32 tgid)
 {
-	struct gmt_faults *c = bpf_map_lookup_elem(&fault_counts, &tgid);
-	struct gmt_faults zero = {};
+	struct gmt_fault_counts *c = bpf_map_lookup_elem(&fault_counts, &tgid);
+	struct gmt_fault_counts zero = {};
 
 	if (c)
 		return c;
@@ -104,83 +121,68 @@ static __always_inline __u32 inode_fd_class(struct inode *inode)
 	return GMT_FD_OTHER;
 }
 
-static long fault_class_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	__u32 *cls = data;
-	struct file *file = BPF_CORE_READ(vma, vm_file);
-	__u64 flags = BPF_CORE_READ(vma, vm_flags);
-
-	if (flags & (VM_IO | VM_PFNMAP))
-		*cls = GMT_FAULT_DEVICE;
-	else if (!file)
-		*cls = GMT_FAULT_ANON;
-	else if (inode_fd_class(BPF_CORE_READ(file, f_inode)) == GMT_FD_DEVICE)
-		*cls = GMT_FAULT_DEVICE;
-	else
-		*cls = GMT_FAULT_FILE;
-	return 0;
-}
-
-static __always_inline void count_fault(__u32 cls)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct gmt_faults *c;
-
-	c = fault_slot(tgid);
-	if (c && cls < GMT_FAULT_NR)
-		c->count[cls]++;
-}
-
-/* x86 only; needs bpf_find_vma (5.17) to tell the class */
+/* x86 only: every user-mode page fault, counted */
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(tp_page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	__u32 cls = GMT_FAULT_OTHER;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct gmt_fault_counts *c;
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+	if (!gmt_is_target(tgid))
 		return 0;
-	bpf_find_vma(bpf_get_current_task_btf(), address, fault_class_cb, &cls, 0);
-	count_fault(cls);
+	c = fault_slot(tgid);
+	if (c)
+		c->total++;
 	return 0;
 }
 
-/* the same without bpf_find_vma: every fault counts as "other" */
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(tp_page_fault_user_noclass, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
+/* The class of each user fault, from the VMA the kernel resolved it in.
+ * bpf_find_vma at the tracepoint above would take the mmap lock with IRQs
+ * off and release it through an irq_work: a self-IPI, ~15 us a fault in a
+ * VM. A retried fault is counted once, when it completes. */
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(fexit_handle_mm_fault, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
 {
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct gmt_fault_counts *c;
+	struct file *file;
+	__u64 vm_flags;
+	__u32 cls;
+
+	if (!(flags & FAULT_FLAG_USER) || (ret & VM_FAULT_RETRY) || !gmt_is_target(tgid))
 		return 0;
-	count_fault(GMT_FAULT_OTHER);
+	/* read through probes: with VM_FAULT_COMPLETED the VMA lock is dropped */
+	file = BPF_CORE_READ(vma, vm_file);
+	vm_flags = BPF_CORE_READ(vma, vm_flags);
+	if (vm_flags & (VM_IO | VM_PFNMAP))
+		cls = GMT_FAULT_DEVICE;
+	else if (!file)
+		cls = GMT_FAULT_ANON;
+	else if (inode_fd_class(BPF_CORE_READ(file, f_inode)) == GMT_FD_DEVICE)
+		cls = GMT_FAULT_DEVICE;
+	else
+		cls = GMT_FAULT_FILE;
+	c = fault_slot(tgid);
+	if (c && cls < GMT_FAULT_OTHER)
+		c->cls[cls]++;
 	return 0;
 }
 
-static __always_inline int save_args(struct trace_event_raw_sys_enter *ctx)
+/* The syscall's arguments, read at its exit from the registers saved at
+ * entry: no enter program, no map between the two. Needs bpf_task_pt_regs
+ * (5.15). */
+static __always_inline void syscall_args(__u64 *args)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct sys_args a = {};
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-	if (!gmt_is_target(id >> 32))
-		return 0;
-	a.nr = ctx->id;
-	bpf_probe_read_kernel(a.args, sizeof(a.args), ctx->args);
-	bpf_map_update_elem(&pending, &tid, &a, BPF_ANY);
-	return 0;
-}
-
-/* the saved arguments of this thread's syscall, if it was `nr` */
-static __always_inline int take_args(struct trace_event_raw_sys_exit *ctx, struct sys_args *a)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct sys_args *p = bpf_map_lookup_elem(&pending, &tid);
-
-	if (!p)
-		return -1;
-	*a = *p;
-	bpf_map_delete_elem(&pending, &tid);
-	return a->nr == ctx->id ? 0 : -1;
+	args[0] = PT_REGS_PARM1_SYSCALL(regs);
+	args[1] = PT_REGS_PARM2_SYSCALL(regs);
+	args[2] = PT_REGS_PARM3_SYSCALL(regs);
+	args[3] = PT_REGS_PARM4_SYSCALL(regs);
+	args[4] = PT_REGS_PARM5_SYSCALL(regs);
+	args[5] = GMT_SYSCALL_PARM6(regs);
 }
 
 static __always_inline __u32 fd_class(int fd)
@@ -198,30 +200,25 @@ static __always_inline __u32 fd_class(int fd)
 	return inode_fd_class(BPF_CORE_READ(f, f_inode));
 }
 
-SEC("tracepoint/syscalls/sys_enter_mmap")
-int tp_sys_enter_mmap(struct trace_event_raw_sys_enter *ctx)
-{
-	return save_args(ctx);
-}
-
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 {
-	struct sys_args a;
 	struct gmt_mmap *e;
+	__u64 args[6];
 	long n;
 
-	if (take_args(ctx, &a))
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	syscall_args(args);
 	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_MMAP, GMT_SRC_MMAP);
 	if (!e)
 		return 0;
 	e->addr = ctx->ret;
-	e->len = a.args[1];
-	e->prot = a.args[2];
-	e->flags = a.args[3];
-	e->fd = a.args[4];
-	e->off = a.args[5];
+	e->len = args[1];
+	e->prot = args[2];
+	e->flags = args[3];
+	e->fd = args[4];
+	e->off = args[5];
 	e->fd_class = (e->flags & MAP_ANONYMOUS) ? GMT_FD_ANON : fd_class(e->fd);
 	e->stack_id = 0;
 	e->pad = 0;
@@ -232,81 +229,69 @@ int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 			e->nr_ips = n / sizeof(__u64);
 	}
 	e->hdr.len = sizeof(*e) + e->nr_ips * sizeof(__u64);
-	bpf_ringbuf_submit(e, 0);
+	if (e->nr_ips || (e->prot & PROT_EXEC))
+		gmt_submit_now(e);
+	else
+		gmt_submit(e);
 	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_munmap")
-int tp_sys_enter_munmap(struct trace_event_raw_sys_enter *ctx)
-{
-	return save_args(ctx);
 }
 
 SEC("tracepoint/syscalls/sys_exit_munmap")
 int tp_sys_exit_munmap(struct trace_event_raw_sys_exit *ctx)
 {
 	struct gmt_munmap *e;
-	struct sys_args a;
+	__u64 args[6];
 
-	if (take_args(ctx, &a))
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_MUNMAP, GMT_SRC_MMAP);
 	if (!e)
 		return 0;
-	e->addr = a.args[0];
-	e->len = a.args[1];
+	e->addr = args[0];
+	e->len = args[1];
 	e->ret = ctx->ret;
-	bpf_ringbuf_submit(e, 0);
+	gmt_submit(e);
 	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_mremap")
-int tp_sys_enter_mremap(struct trace_event_raw_sys_enter *ctx)
-{
-	return save_args(ctx);
 }
 
 SEC("tracepoint/syscalls/sys_exit_mremap")
 int tp_sys_exit_mremap(struct trace_event_raw_sys_exit *ctx)
 {
 	struct gmt_mremap *e;
-	struct sys_args a;
+	__u64 args[6];
 
-	if (take_args(ctx, &a))
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_MREMAP, GMT_SRC_MMAP);
 	if (!e)
 		return 0;
-	e->old_addr = a.args[0];
-	e->old_len = a.args[1];
-	e->new_len = a.args[2];
-	e->flags = a.args[3];
+	e->old_addr = args[0];
+	e->old_len = args[1];
+	e->new_len = args[2];
+	e->flags = args[3];
 	e->pad = 0;
 	e->new_addr = ctx->ret;
-	bpf_ringbuf_submit(e, 0);
+	gmt_submit(e);
 	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_brk")
-int tp_sys_enter_brk(struct trace_event_raw_sys_enter *ctx)
-{
-	return save_args(ctx);
 }
 
 SEC("tracepoint/syscalls/sys_exit_brk")
 int tp_sys_exit_brk(struct trace_event_raw_sys_exit *ctx)
 {
 	struct gmt_brk *e;
-	struct sys_args a;
+	__u64 args[6];
 
-	if (take_args(ctx, &a))
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_BRK, GMT_SRC_MMAP);
 	if (!e)
 		return 0;
-	e->req = a.args[0];
+	e->req = args[0];
 	e->ret = ctx->ret;
-	bpf_ringbuf_submit(e, 0);
+	gmt_submit(e);
 	return 0;
 }
 
@@ -316,15 +301,13 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(tp_mm_exec_reset, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u64 key;
-	int i;
 
 	if (!gmt_is_target(tgid))
 		return 0;
 	bpf_map_delete_elem(&fault_counts, &tgid);
-	for (i = 0; i < GMT_RSS_NR; i++) {
-		key = (__u64)tgid << 32 | i;
-		bpf_map_delete_elem(&rss_sent, &key);
-	}
+	if (tgid == targ_tgid)
+		target_rss_sent.valid = 0;
+	else
+		bpf_map_delete_elem(&rss_sent, &tgid);
 	return 0;
 }

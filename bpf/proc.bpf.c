@@ -16,7 +16,7 @@ int BPF_PROG(tp_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 	e->pad = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
-	bpf_ringbuf_submit(e, 0);
+	gmt_submit_now(e);
 	return 0;
 }
 
@@ -42,7 +42,7 @@ int BPF_PROG(tp_sched_process_fork, struct task_struct *parent, struct task_stru
 	e->is_thread = ctgid == ptgid;
 	e->followed = followed;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), child->comm);
-	bpf_ringbuf_submit(e, 0);
+	gmt_submit(e);
 	return 0;
 }
 
@@ -63,8 +63,8 @@ int BPF_PROG(tp_sched_process_exit, struct task_struct *p)
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	e->group_dead = last;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	bpf_ringbuf_submit(e, 0);
-	if (last)
+	gmt_submit(e);
+	if (last && follow_forks)
 		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -101,6 +101,14 @@ static void churn(long n)
 	}
 }
 
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
 static void run_steps(int steps, size_t step, long step_ms, struct totals *t)
 {
 	struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
@@ -118,7 +126,7 @@ int main(int argc, char **argv)
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
-	long step_mib = 16, step_ms = 0, churn_n = 0;
+	long step_mib = 16, step_ms = 0, churn_n = 0, steps_ns, churn_ns;
 	struct totals t = { 0 };
 	pid_t child = 0;
 
@@ -157,8 +165,12 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	steps_ns = now_ns();
 	run_steps(steps, step_mib << 20, step_ms, &t);
+	steps_ns = now_ns() - steps_ns;
+	churn_ns = now_ns();
 	churn(churn_n);
+	churn_ns = now_ns() - churn_ns;
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	if (out && !(f = fopen(out, "w"))) {
@@ -167,8 +179,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(f,
 		"{\"pid\": %d, \"mmaps\": %ld, \"pages\": %ld, \"bytes\": %ld, "
-		"\"page_size\": %ld, \"churn\": %ld, \"addrs\": [",
-		getpid(), t.mmaps, t.pages, t.bytes, sysconf(_SC_PAGESIZE), churn_n);
+		"\"page_size\": %ld, \"churn\": %ld, \"steps_ns\": %ld, \"churn_ns\": %ld, "
+		"\"addrs\": [",
+		getpid(), t.mmaps, t.pages, t.bytes, sysconf(_SC_PAGESIZE), churn_n, steps_ns,
+		churn_ns);
 	for (i = 0; i < t.mmaps && i < MAX_STEPS; i++)
 		fprintf(f, "%s%lu", i ? ", " : "", t.addrs[i]);
 	fprintf(f, "]}\n");

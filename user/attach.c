@@ -66,15 +66,10 @@ static const char *sched_missing(struct attach *a)
 
 static const char *rss_missing(struct attach *a)
 {
-	if (!has_tracepoint(a, "kmem", "rss_stat"))
+	if (!has_btf_type(a, "btf_trace_rss_stat", BTF_KIND_TYPEDEF))
 		return "kmem:rss_stat is not in this kernel (added in 5.5): RSS comes only from "
 		       "the /proc samples";
 	return NULL;
-}
-
-static bool has_find_vma(void)
-{
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma, NULL) > 0;
 }
 
 static const char *fault_missing(struct attach *a)
@@ -84,10 +79,52 @@ static const char *fault_missing(struct attach *a)
 	return NULL;
 }
 
+/* load (not attach) an empty fexit program on func: kernels locked down or
+ * without BPF trampolines refuse it, and would fail the whole object */
+static int try_fexit(struct attach *a, const char *func)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT);
+	int fd, id = a->vmlinux ? btf__find_by_name_kind(a->vmlinux, func, BTF_KIND_FUNC) : -1;
+
+	if (id < 0)
+		return -ENOENT;
+	opts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "gmt_probe", "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static const char *fault_class_missing(struct attach *a)
+{
+	static char why[160];
+	int err;
+
+	if (fault_missing(a))
+		return "needs exceptions:page_fault_user";
+	err = try_fexit(a, "handle_mm_fault");
+	if (!err)
+		return NULL;
+	if (err == -ENOENT)
+		return "handle_mm_fault is not in the kernel BTF: faults are not classified";
+	snprintf(why, sizeof(why),
+		 "this kernel refuses fexit programs (%s; lockdown or no BPF trampolines): "
+		 "faults are not classified",
+		 strerror(-err));
+	return why;
+}
+
 static const char *syscalls_missing(struct attach *a)
 {
-	if (!has_tracepoint(a, "syscalls", "sys_enter_mmap"))
+	if (!has_tracepoint(a, "syscalls", "sys_exit_mmap"))
 		return "syscall tracepoints are off in this kernel (CONFIG_FTRACE_SYSCALLS)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_pt_regs, NULL) <= 0)
+		return "reading syscall arguments at exit needs bpf_task_pt_regs (kernel 5.15)";
 	return NULL;
 }
 
@@ -101,15 +138,15 @@ static const struct group groups[] = {
 	  "RSS by member (anon, file, shmem, swap)",
 	  rss_missing,
 	  { "tp_rss_stat" } },
-	{ "exceptions:page_fault_user",
-	  "page faults by class (anon, file, device)",
-	  fault_missing,
-	  { "tp_page_fault_user" } },
+	{ "exceptions:page_fault_user", "page faults", fault_missing, { "tp_page_fault_user" } },
+	{ "fexit:handle_mm_fault",
+	  "page fault classes (anon, file, device)",
+	  fault_class_missing,
+	  { "fexit_handle_mm_fault" } },
 	{ "syscalls:mmap/munmap/mremap/brk",
 	  "mappings, brk heap, stacks of large anonymous mmaps",
 	  syscalls_missing,
-	  { "tp_sys_enter_mmap", "tp_sys_exit_mmap", "tp_sys_enter_munmap", "tp_sys_exit_munmap",
-	    "tp_sys_enter_mremap", "tp_sys_exit_mremap", "tp_sys_enter_brk", "tp_sys_exit_brk" } },
+	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" } },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -269,29 +306,19 @@ static void plan_groups(struct attach *a, const char **why)
 			if ((p = prog(a, groups[g].progs[i])))
 				bpf_program__set_autoload(p, !why[g]);
 	}
-	/* page faults: the classifying program needs bpf_find_vma (5.17) */
-	if (!why[2] && !has_find_vma()) {
-		bpf_program__set_autoload(prog(a, "tp_page_fault_user"), false);
-		bpf_program__set_autoload(prog(a, "tp_page_fault_user_noclass"), true);
-	} else {
-		bpf_program__set_autoload(prog(a, "tp_page_fault_user_noclass"), false);
-	}
 }
 
 static void attach_group(struct attach *a, size_t g, const char *why)
 {
-	const char *names[MAX_PROGS];
+	const char *const *names = groups[g].progs;
 	size_t i, first = a->nr_links;
 	struct bpf_link *l;
 	char reason[160];
 
-	memcpy(names, groups[g].progs, sizeof(names));
 	if (why) {
 		add_probe(a, GMT_PROBE_SKIPPED, groups[g].name, groups[g].what, why);
 		return;
 	}
-	if (g == 2 && !bpf_program__autoload(prog(a, "tp_page_fault_user")))
-		names[0] = "tp_page_fault_user_noclass";
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {
 		l = bpf_program__attach(prog(a, names[i]));
 		if (!l) {
@@ -304,15 +331,12 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 		}
 		a->links[a->nr_links++] = l;
 	}
-	if (names[0] == groups[g].progs[0])
-		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
-	else
-		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, "page faults, not classified",
-			  "bpf_find_vma is missing (kernel older than 5.17)");
+	add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
 }
 
 static int load(struct attach *a, const struct attach_opts *o, char *err, size_t size)
 {
+	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
 	const char *why[NR_GROUPS];
 	__u32 one = 1, pid = a->pid;
 	int e;
@@ -322,8 +346,11 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 		snprintf(err, size, "opening the BPF object failed: %s", strerror(errno));
 		return -errno;
 	}
+	a->skel->rodata->targ_tgid = a->pid;
+	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	a->skel->rodata->follow_forks = o->follow_forks;
-	bpf_map__set_max_entries(a->skel->maps.events, (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20);
+	a->skel->rodata->wakeup_bytes = ringbuf / 4;
+	bpf_map__set_max_entries(a->skel->maps.events, ringbuf);
 	plan_groups(a, why);
 	e = gmt_bpf__load(a->skel);
 	if (e) {

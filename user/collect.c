@@ -157,7 +157,7 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
 
 	if (e->prot & 4) /* PROT_EXEC: new code to symbolize against */
-		symbolizer__invalidate(c->sym, e->hdr.pid);
+		symbolizer__refresh(c->sym, e->hdr.pid);
 	m = *e;
 	m.hdr.len = sizeof(m);
 	m.nr_ips = 0;
@@ -178,7 +178,7 @@ static int on_ring(void *ctx, void *data, size_t size)
 		on_mmap(c, data);
 		return 0;
 	case GMT_EV_EXEC:
-		symbolizer__invalidate(c->sym, e->pid);
+		symbolizer__refresh(c->sym, e->pid);
 		reset_faults_sent(c, e->pid);
 		break;
 	case GMT_EV_FORK:
@@ -239,7 +239,9 @@ static void emit_samples(struct collect *c)
 static void emit_faults(struct collect *c)
 {
 	int fd = bpf_map__fd(attach__skel(c->a)->maps.fault_counts);
-	struct gmt_faults *per_cpu = calloc(c->ncpus, sizeof(*per_cpu)), e;
+	struct gmt_fault_counts *per_cpu = calloc(c->ncpus, sizeof(*per_cpu));
+	struct gmt_faults e;
+	__u64 total, classified;
 	__u32 key, next, *prev = NULL;
 	size_t i;
 	int cpu, k;
@@ -252,9 +254,16 @@ static void emit_faults(struct collect *c)
 		if (bpf_map_lookup_elem(fd, &key, per_cpu))
 			continue;
 		event__init(&e.hdr, GMT_EV_FAULTS, sizeof(e), event__now_ns(), key);
-		for (cpu = 0; cpu < c->ncpus; cpu++)
-			for (k = 0; k < GMT_FAULT_NR; k++)
-				e.count[k] += per_cpu[cpu].count[k];
+		total = classified = 0;
+		for (cpu = 0; cpu < c->ncpus; cpu++) {
+			total += per_cpu[cpu].total;
+			for (k = 0; k < GMT_FAULT_OTHER; k++)
+				e.count[k] += per_cpu[cpu].cls[k];
+		}
+		for (k = 0; k < GMT_FAULT_OTHER; k++)
+			classified += e.count[k];
+		/* faults no VMA resolved; the two counters are read a moment apart */
+		e.count[GMT_FAULT_OTHER] = total > classified ? total - classified : 0;
 		for (i = 0; i < c->nr_pids && c->pids[i].pid != key; i++)
 			;
 		if (i < c->nr_pids && !memcmp(c->pids[i].faults, e.count, sizeof(e.count)))
@@ -502,6 +511,8 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	}
 	emit_proc(c, o->spawned);
 	emit_samples(c);
+	if (!o->spawned)
+		symbolizer__refresh(c->sym, attach__target(a));
 	ep = make_epoll(c, &sigfd);
 	if (ep < 0) {
 		snprintf(err, size, "epoll: %s", strerror(-ep));

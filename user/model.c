@@ -194,6 +194,8 @@ static void reset_memory(struct model_proc *p)
 	p->vmrss_peak = 0;
 	memset(p->faults, 0, sizeof(p->faults));
 	memset(p->fault_peak_rate, 0, sizeof(p->fault_peak_rate));
+	p->faults_all = 0;
+	p->faults_all_peak_rate = 0;
 	p->faults_ts = 0;
 	p->nr_maps = p->nr_ranges = 0;
 	p->mmap_calls = p->mmap_failed = p->munmap_calls = p->mremap_calls = p->brk_calls = 0;
@@ -266,8 +268,15 @@ static void on_faults(struct model_proc *p, const struct gmt_faults *e)
 	/* counting starts at attach, or afresh at exec */
 	__u64 since = p->faults_ts ? p->faults_ts : (p->exec_ts ? p->exec_ts : p->first_ts);
 	double secs = e->hdr.ts_ns > since ? (e->hdr.ts_ns - since) / 1e9 : 0;
+	__u64 all = 0;
 	int i;
 
+	for (i = 0; i < GMT_FAULT_NR; i++)
+		all += e->count[i];
+	if (secs > 0 && all >= p->faults_all &&
+	    (all - p->faults_all) / secs > p->faults_all_peak_rate)
+		p->faults_all_peak_rate = (all - p->faults_all) / secs;
+	p->faults_all = all;
 	for (i = 0; i < GMT_FAULT_NR; i++) {
 		if (secs > 0 && e->count[i] >= p->faults[i]) {
 			double rate = (e->count[i] - p->faults[i]) / secs;

@@ -46,8 +46,10 @@ struct model_proc {
 	unsigned int nr_samples;
 	__u64 vmrss_peak;
 
-	__u64 faults[GMT_FAULT_NR];	      /* totals */
+	__u64 faults[GMT_FAULT_NR];	      /* totals by class */
 	double fault_peak_rate[GMT_FAULT_NR]; /* per second, over one interval */
+	__u64 faults_all;		      /* every class together */
+	double faults_all_peak_rate;
 	__u64 faults_ts;
 
 	struct model_mapping *maps; /* anonymous and file mappings made during the run */

@@ -121,17 +121,25 @@ static void print_timeline(FILE *out, const struct model *m, const struct model_
 	}
 }
 
+static void print_fault_row(FILE *out, const char *name, __u64 n, double secs, double peak)
+{
+	fprintf(out, "    %-7s %12llu %12.0f %12.0f\n", name, (unsigned long long)n,
+		secs > 0 ? n / secs : 0, peak);
+}
+
 static void print_faults(FILE *out, const struct model *m, const struct model_proc *p)
 {
 	double secs = model__duration_ns(m) / 1e9;
+	bool classified = faults_classified(m);
 	int i;
 
-	fprintf(out, "\n  Page faults\n    %-7s %12s %12s %12s\n", "class", "total", "avg/s",
-		"peak/s");
-	for (i = 0; i < GMT_FAULT_NR; i++)
-		fprintf(out, "    %-7s %12llu %12.0f %12.0f\n", fault_class_names[i],
-			(unsigned long long)p->faults[i], secs > 0 ? p->faults[i] / secs : 0,
-			p->fault_peak_rate[i]);
+	fprintf(out, "\n  Page faults%s\n    %-7s %12s %12s %12s\n",
+		classified ? "" : " (not told apart by class here: see Skipped)", "class", "total",
+		"avg/s", "peak/s");
+	print_fault_row(out, "all", p->faults_all, secs, p->faults_all_peak_rate);
+	for (i = 0; classified && i < GMT_FAULT_NR; i++)
+		print_fault_row(out, fault_class_names[i], p->faults[i], secs,
+				p->fault_peak_rate[i]);
 }
 
 static void print_stack(FILE *out, const struct model *m, __u32 id)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdlib.h>
+#include <string.h>
 #include "report_data.h"
 
 const char *const rss_member_names[GMT_RSS_NR] = { "file", "anon", "swap", "shmem" };
@@ -141,4 +142,14 @@ __u64 lost_total(const struct model *m)
 	for (i = 0; i < GMT_SRC_NR; i++)
 		t += m->lost[i];
 	return t;
+}
+
+bool faults_classified(const struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_probes; i++)
+		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault"))
+			return m->probes[i].status == GMT_PROBE_ATTACHED;
+	return false;
 }

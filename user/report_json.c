@@ -140,20 +140,28 @@ static struct json_object *timeline_json(const struct model *m, const struct mod
 	return a;
 }
 
+static struct json_object *fault_json(__u64 n, double secs, double peak)
+{
+	struct json_object *c = json_object_new_object();
+
+	add(c, "total", u64(n));
+	add(c, "avg_per_s", num(secs > 0 ? n / secs : 0));
+	add(c, "peak_per_s", num(peak));
+	return c;
+}
+
 static struct json_object *faults_json(const struct model *m, const struct model_proc *p)
 {
 	struct json_object *o = json_object_new_object();
 	double secs = model__duration_ns(m) / 1e9;
+	bool classified = faults_classified(m);
 	int i;
 
-	for (i = 0; i < GMT_FAULT_NR; i++) {
-		struct json_object *c = json_object_new_object();
-
-		add(c, "total", u64(p->faults[i]));
-		add(c, "avg_per_s", num(secs > 0 ? p->faults[i] / secs : 0));
-		add(c, "peak_per_s", num(p->fault_peak_rate[i]));
-		add(o, fault_class_names[i], c);
-	}
+	add(o, "all", fault_json(p->faults_all, secs, p->faults_all_peak_rate));
+	add(o, "classified", json_object_new_boolean(classified));
+	for (i = 0; i < GMT_FAULT_NR; i++)
+		add(o, fault_class_names[i],
+		    classified ? fault_json(p->faults[i], secs, p->fault_peak_rate[i]) : NULL);
 	return o;
 }
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "symbolize.h"
 
@@ -211,6 +213,22 @@ static void load_elf(struct elf_file *ef, int fd)
 	elf_end(elf);
 }
 
+/* m->path in this mount namespace, if it is the very file that was mapped */
+static int open_same_file(const struct mapping *m)
+{
+	struct stat st;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_ino != m->ino ||
+	    ((__u64)major(st.st_dev) << 32 | minor(st.st_dev)) != m->dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct mapping *m)
 {
 	struct elf_file *ef;
@@ -234,6 +252,8 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
+	if (fd < 0)
+		fd = open_same_file(m); /* the process is gone: try our own view */
 	if (fd >= 0) {
 		load_elf(ef, fd);
 		close(fd);
@@ -296,6 +316,17 @@ static const struct mapping *find_mapping(const struct proc_maps *pm, __u64 ip)
 		if (ip >= pm->maps[i].start && ip < pm->maps[i].end)
 			return &pm->maps[i];
 	return NULL;
+}
+
+void symbolizer__refresh(struct symbolizer *s, __u32 pid)
+{
+	struct proc_maps *pm;
+	size_t i;
+
+	symbolizer__invalidate(s, pid);
+	pm = load_maps(s, pid);
+	for (i = 0; pm && i < pm->nr; i++)
+		get_elf(s, pid, &pm->maps[i]);
 }
 
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out)

@@ -19,6 +19,9 @@ struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *s);
 /* forget what is known of pid's mappings: after exec or new code mappings */
 void symbolizer__invalidate(struct symbolizer *s, __u32 pid);
+/* read pid's code mappings and their symbols now, while the process lives:
+ * what is read stays usable after it exits */
+void symbolizer__refresh(struct symbolizer *s, __u32 pid);
 /* 0, or -errno when the address is in no known mapping */
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out);
 

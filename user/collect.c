@@ -225,6 +225,33 @@ static int read_status(__u32 pid, struct gmt_sample *s)
 	return s->valid & (1u << GMT_S_VMRSS) ? 0 : -ESRCH;
 }
 
+/* with -p, RSS events only come with changes: start from what /proc says,
+ * the same counters rss_stat reads, and send that sample too */
+static void emit_rss_baseline(struct collect *c, __u32 pid)
+{
+	static const struct {
+		int member, field;
+	} map[] = { { GMT_RSS_FILE, GMT_S_RSSFILE },
+		    { GMT_RSS_ANON, GMT_S_RSSANON },
+		    { GMT_RSS_SWAP, GMT_S_VMSWAP },
+		    { GMT_RSS_SHMEM, GMT_S_RSSSHMEM } };
+	struct gmt_sample s;
+	struct gmt_rss e;
+	size_t i;
+
+	if (read_status(pid, &s))
+		return;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (!(s.valid & (1u << map[i].field)))
+			continue;
+		event__init(&e.hdr, GMT_EV_RSS, sizeof(e), s.hdr.ts_ns, pid);
+		e.member = map[i].member;
+		e.bytes = s.kb[map[i].field] << 10;
+		emit(c, &e.hdr);
+	}
+	emit(c, &s.hdr);
+}
+
 static void emit_samples(struct collect *c)
 {
 	struct gmt_sample s;
@@ -509,8 +536,11 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		p.hdr.pid = p.hdr.tid = attach__target(a);
 		emit(c, &p.hdr);
 	}
+	/* the baseline first: the process's timeline starts at its first record;
+	 * a started command has nothing to sample before its exec */
+	if (!o->spawned)
+		emit_rss_baseline(c, attach__target(a));
 	emit_proc(c, o->spawned);
-	emit_samples(c);
 	if (!o->spawned)
 		symbolizer__refresh(c->sym, attach__target(a));
 	ep = make_epoll(c, &sigfd);

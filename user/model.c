@@ -116,6 +116,7 @@ static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
 		return NULL;
 	p->pid = pid;
 	p->first_ts = ts;
+	p->threads = p->threads_peak = 1;
 	m->procs[m->nr_procs++] = p;
 	return p;
 }
@@ -205,6 +206,7 @@ static void reset_memory(struct model_proc *p)
 static void on_exec(struct model_proc *p, const struct gmt_exec *e)
 {
 	reset_memory(p);
+	p->threads = 1; /* exec leaves one thread */
 	copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
 	copy_str(p->exe, sizeof(p->exe), e->filename, sizeof(e->filename));
 	p->exec_ts = e->hdr.ts_ns;
@@ -229,7 +231,6 @@ static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork
 		return;
 	c->ppid = p->pid;
 	c->followed = true;
-	c->threads = c->threads_peak = 1;
 	copy_str(c->comm, sizeof(c->comm), e->comm, sizeof(e->comm));
 	memcpy(c->exe, p->exe, sizeof(c->exe));
 }

@@ -102,7 +102,7 @@ static void print_cell(FILE *out, const struct series *s, __u64 ts)
 static void print_timeline(FILE *out, const struct model *m, const struct model_proc *p,
 			   const struct report_opts *o)
 {
-	unsigned int i, n = timeline_rows(m, o);
+	unsigned int i, n = timeline_rows(m, p, o);
 	int k;
 
 	fprintf(out, "\n  Timeline (rss_stat by member; VmRSS from /proc; - = not seen yet)\n");
@@ -111,7 +111,7 @@ static void print_timeline(FILE *out, const struct model *m, const struct model_
 		fprintf(out, " %11s", rss_member_names[rss_member_order[k]]);
 	fprintf(out, " %11s\n", "VmRSS");
 	for (i = 0; i < n; i++) {
-		__u64 ts = timeline_ts(m, i, n);
+		__u64 ts = timeline_ts(m, p, i, n);
 
 		fprintf(out, "    %7.2f s", model__secs(m, ts));
 		for (k = 0; k < GMT_RSS_NR; k++)

@@ -120,18 +120,34 @@ size_t *mappings_by_size(const struct model_proc *p)
 	return idx;
 }
 
-unsigned int timeline_rows(const struct model *m, const struct report_opts *o)
+/* a process's timeline runs from its program's start (exec during the run,
+ * else the first record) to its exit or the end of tracing */
+static void timeline_span(const struct model *m, const struct model_proc *p, __u64 *from, __u64 *to)
 {
-	unsigned int n = o && o->timeline_rows ? o->timeline_rows : 12;
-
-	return model__duration_ns(m) ? n : 1;
+	*from = p->exec_ts ? p->exec_ts : p->first_ts;
+	*to = p->exited ? p->exit_ts : m->start_ts + model__duration_ns(m);
+	if (*to < *from)
+		*to = *from;
 }
 
-__u64 timeline_ts(const struct model *m, unsigned int i, unsigned int n)
+unsigned int timeline_rows(const struct model *m, const struct model_proc *p,
+			   const struct report_opts *o)
 {
+	unsigned int n = o && o->timeline_rows ? o->timeline_rows : 12;
+	__u64 from, to;
+
+	timeline_span(m, p, &from, &to);
+	return to > from ? n : 1;
+}
+
+__u64 timeline_ts(const struct model *m, const struct model_proc *p, unsigned int i, unsigned int n)
+{
+	__u64 from, to;
+
+	timeline_span(m, p, &from, &to);
 	if (n < 2)
-		return m->start_ts + model__duration_ns(m);
-	return m->start_ts + model__duration_ns(m) * i / (n - 1);
+		return to;
+	return from + (to - from) * i / (n - 1);
 }
 
 __u64 lost_total(const struct model *m)

@@ -30,8 +30,10 @@ struct model_proc **procs_in_order(const struct model *m);
 /* indices of p->maps, largest first; caller frees */
 size_t *mappings_by_size(const struct model_proc *p);
 /* timestamp of timeline row i of n */
-__u64 timeline_ts(const struct model *m, unsigned int i, unsigned int n);
-unsigned int timeline_rows(const struct model *m, const struct report_opts *o);
+__u64 timeline_ts(const struct model *m, const struct model_proc *p, unsigned int i,
+		  unsigned int n);
+unsigned int timeline_rows(const struct model *m, const struct model_proc *p,
+			   const struct report_opts *o);
 __u64 lost_total(const struct model *m);
 /* whether faults were told apart by class (the fexit probe attached) */
 bool faults_classified(const struct model *m);

@@ -120,13 +120,13 @@ static struct json_object *timeline_json(const struct model *m, const struct mod
 					 const struct report_opts *opts)
 {
 	struct json_object *a = json_object_new_array();
-	unsigned int i, n = timeline_rows(m, opts);
+	unsigned int i, n = timeline_rows(m, p, opts);
 	char key[32];
 	int k;
 
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
-		__u64 ts = timeline_ts(m, i, n);
+		__u64 ts = timeline_ts(m, p, i, n);
 
 		add(o, "t_s", num(model__secs(m, ts)));
 		for (k = 0; k < GMT_RSS_NR; k++) {

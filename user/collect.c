@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "procfs.h"
 #include "gpumemtrace.skel.h"
 #include "symbolize.h"
 
@@ -350,26 +351,6 @@ static void emit_session(struct collect *c)
 	emit(c, &s->hdr);
 }
 
-/* /proc/PID/name as one string: NULs between arguments become spaces */
-static void read_file(__u32 pid, const char *name, char *buf, size_t size)
-{
-	char path[64];
-	size_t i, n;
-	FILE *f;
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (i = 0; i + 1 < n; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-}
-
 static void emit_proc(struct collect *c, bool spawned)
 {
 	struct gmt_proc *p = (struct gmt_proc *)c->scratch;
@@ -382,7 +363,7 @@ static void emit_proc(struct collect *c, bool spawned)
 	if (spawned)
 		snprintf(cmdline, sizeof(cmdline), "%s", c->o->cmdline ? c->o->cmdline : "");
 	else
-		read_file(pid, "cmdline", cmdline, sizeof(cmdline));
+		procfs__read(pid, "cmdline", cmdline, sizeof(cmdline));
 	len = strlen(cmdline);
 	event__init(&p->hdr, GMT_EV_PROC, round8(offsetof(struct gmt_proc, cmdline) + len + 1),
 		    event__now_ns(), pid);
@@ -395,13 +376,13 @@ static void emit_proc(struct collect *c, bool spawned)
 		p->ppid = getpid();
 		p->uid = getuid();
 	} else {
-		read_file(pid, "comm", p->comm, sizeof(p->comm));
+		procfs__read(pid, "comm", p->comm, sizeof(p->comm));
 		p->comm[strcspn(p->comm, "\n")] = 0;
 		snprintf(status, sizeof(status), "/proc/%u/exe", pid);
 		n = readlink(status, p->exe, sizeof(p->exe) - 1);
 		if (n > 0)
 			p->exe[n] = 0;
-		read_file(pid, "status", status, sizeof(status));
+		procfs__read(pid, "status", status, sizeof(status));
 		pp = strstr(status, "PPid:");
 		p->ppid = pp ? strtoul(pp + 5, NULL, 10) : 0;
 		pp = strstr(status, "Uid:");

@@ -15,6 +15,7 @@
 #include "collect.h"
 #include "fmt.h"
 #include "model.h"
+#include "procfs.h"
 #include "report.h"
 #include "tracefile.h"
 
@@ -245,25 +246,10 @@ static void join_args(char **argv, char *buf, size_t size)
 
 static void target_cmdline(const struct args *a, char *buf, size_t size)
 {
-	char path[64];
-	size_t i, n;
-	FILE *f;
-
-	if (a->argv) {
+	if (a->argv)
 		join_args(a->argv, buf, size);
-		return;
-	}
-	buf[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", a->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (i = 0; i + 1 < n; i++)
-		if (!buf[i])
-			buf[i] = ' ';
+	else
+		procfs__read(a->pid, "cmdline", buf, size);
 }
 
 static struct tracefile_writer *open_output(const struct args *a, const char *cmdline)

@@ -71,6 +71,13 @@ $(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -o $@
 
+# the same unit tests under AddressSanitizer and UBSan
+$(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
+		-lelf -ljson-c -liberty -lz -o $@
+
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
@@ -79,7 +86,7 @@ deps:
 	$(Q)tools/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan
 	$(Q)tests/run.sh
 
 run: deps

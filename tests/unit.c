@@ -531,6 +531,47 @@ static void test_report_json(void)
 	model__free(m);
 }
 
+/* records of random content that pass validation: the model and both
+ * reports must take them without crashing (run under ASan by hand too) */
+static void test_random_records_survive(void)
+{
+	union {
+		struct gmt_hdr h;
+		__u64 buf[512];
+	} u;
+	struct model *m = model__new();
+	char *out = NULL;
+	size_t len = 0, i, j, fed = 0;
+	FILE *f;
+
+	srand(1);
+	for (i = 0; i < 20000; i++) {
+		for (j = 0; j < sizeof(u.buf) / sizeof(u.buf[0]); j++)
+			u.buf[j] = (__u64)rand() << 32 | rand();
+		u.h.type = rand() % (GMT_EV_MAX + 2);
+		u.h.len = 8 * (3 + rand() % 60);
+		u.h.pid = rand() % 4;
+		u.h.ts_ns = 1000000000ull + rand();
+		if (u.h.type == GMT_EV_STACK) {
+			/* short frame lists, so that the names can be found */
+			((struct gmt_stack *)&u.h)->nr_frames = rand() % 3;
+			memset((char *)&u.h + 32 + 16 * 3, 0, 64);
+		}
+		if (!event__valid(&u.h, sizeof(u)))
+			continue;
+		model__add(m, &u.h);
+		fed++;
+	}
+	f = open_memstream(&out, &len);
+	report__text(f, m, NULL);
+	report__json(f, m, NULL);
+	fclose(f);
+	ASSERT_TRUE(fed > 1000, "enough valid records");
+	ASSERT_TRUE(len > 0, "a report");
+	free(out);
+	model__free(m);
+}
+
 static void test_fmt(void)
 {
 	char b[32];
@@ -559,6 +600,7 @@ static const struct {
 	{ "unit_model_exec_resets", test_model_exec_resets },
 	{ "unit_report_text", test_report_text },
 	{ "unit_report_json", test_report_json },
+	{ "unit_random_records_survive", test_random_records_survive },
 	{ "unit_fmt", test_fmt },
 };
 

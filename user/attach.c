@@ -69,6 +69,10 @@ static const char *rss_missing(struct attach *a)
 	if (!has_btf_type(a, "btf_trace_rss_stat", BTF_KIND_TYPEDEF))
 		return "kmem:rss_stat is not in this kernel (added in 5.5): RSS comes only from "
 		       "the /proc samples";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf,
+				    NULL) <= 0)
+		return "needs bpf_get_current_task_btf (kernel 5.11): RSS comes only from the "
+		       "/proc samples";
 	return NULL;
 }
 

@@ -78,6 +78,11 @@ $(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$
 		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
 		-lelf -ljson-c -liberty -lz -o $@
 
+# the workload for the guest kernels of tests/vm
+$(OUTPUT)/tests/workload-static: tests/workload.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -fno-omit-frame-pointer -O1 $< -lpthread -o $@
+
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
@@ -86,7 +91,8 @@ deps:
 	$(Q)tools/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
+		$(OUTPUT)/tests/workload-static
 	$(Q)tests/run.sh
 
 run: deps

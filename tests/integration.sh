@@ -274,3 +274,39 @@ test_format_is_clean() {
 		grep -c 'warning:')
 	expect "[ $bad = 0 ]" "clang-format clean (run make format)"
 }
+
+# Debian's own kernels under QEMU: every mm/proc program loads (verifier and
+# CO-RE against that kernel's BTF: 6.1 has the pre-6.2 RSS counters), attaches,
+# and measures as on the host; fault classes too (fexit is allowed there)
+vm_kernel_check() {
+	need_root
+	local version=$1 kernel
+	kernel=$("$ROOT/tests/vm/kernel.sh" "$version") || return 1
+	cat >"$T/guest.sh" <<'GUEST'
+gpumemtrace --json -i 0.2 -- workload --steps 8 --step-mib 16 --out /tmp/wl.json >/tmp/r.json 2>/tmp/err
+echo "=== rc $?"
+sed 's/^/# guest: /' /tmp/err
+echo "=== workload"
+cat /tmp/wl.json
+echo "=== report"
+cat /tmp/r.json
+GUEST
+	"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
+	expect 'grep -q "^=== rc 0" "$T/console"' "gpumemtrace ran in the guest: $(grep -v '^ ' "$T/console" | head -5)" ||
+		return 1
+	sed -n '/^=== workload/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
+	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$T/r.json"
+	expect '[ "$(jq "[.probes[] | select(.status != \"attached\")] | length" "$T/r.json")" = 0 ]' \
+		"every probe attached: $(jq -c '[.probes[] | select(.status != "attached")]' "$T/r.json")" ||
+		return 1
+	expect '[[ $(jqr .session.kernel "$T/r.json") == "$version".* ]]' "ran on $version" || return 1
+	check_growth "$T/r.json" "$T/wl.json"
+}
+
+test_vm_kernel_6_1() {
+	vm_kernel_check 6.1
+}
+
+test_vm_kernel_6_12() {
+	vm_kernel_check 6.12
+}

@@ -13,6 +13,7 @@ failures=()
 tally() {
 	local line
 	while IFS= read -r line; do
+		[ -n "$line" ] || continue
 		echo "$line"
 		case $line in
 		"ok "*) pass=$((pass + 1)) ;;

@@ -3,7 +3,8 @@
 # when it is missing. Used by `make deps`, `make test` and `make run`.
 set -eu
 pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
-libjson-c-dev libiberty-dev jq file clang-format util-linux procps"
+libjson-c-dev libiberty-dev jq file clang-format util-linux procps
+qemu-system-x86 busybox-static"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -539,6 +539,9 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	if (!o->quiet)
 		fprintf(stderr, "gpumemtrace: tracing pid %d; Ctrl-C to stop\n", attach__target(a));
 	reason = loop(c, ep, sigfd);
+	if (reason == GMT_END_TARGET_EXIT && !o->quiet)
+		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",
+			attach__target(a));
 	ring_buffer__consume(c->rb);
 	if (reason != GMT_END_TARGET_EXIT)
 		emit_samples(c);

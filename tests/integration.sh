@@ -73,6 +73,17 @@ test_record_replay_identical_json() {
 	expect 'cmp -s "$T/live.json" "$T/replay.json"' "identical JSON reports"
 }
 
+test_output_never_follows_a_symlink() {
+	need_root
+	echo "precious" >"$T/target"
+	ln -s "$T/target" "$T/link.gmt"
+	local out
+	out=$("$GMT" record -q -o "$T/link.gmt" -- true 2>&1)
+	expect "[ $? = 1 ]" "refused" || return 1
+	expect '[[ $out == *"cannot create"*"symbolic links"* ]]' "$out" || return 1
+	expect '[ "$(cat "$T/target")" = precious ]' "the link's target untouched"
+}
+
 test_output_file_mode_0600_over_existing() {
 	need_root
 	local f=$T/old.gmt

@@ -100,7 +100,8 @@ struct tracefile_writer *tracefile__create(const char *path, const struct tracef
 		return NULL;
 	w->comp_cap = compressBound(BLOCK_RAW_MAX);
 	w->comp = malloc(w->comp_cap);
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* root writing where others can: never through a planted symlink */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (!w->comp || w->fd < 0)
 		goto fail;
 	/* an existing file keeps its mode through O_TRUNC */

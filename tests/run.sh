@@ -25,22 +25,22 @@ tally() {
 
 # unit tests: one binary with named subtests, then the same binary built with
 # AddressSanitizer and UBSan; a crash that cuts the list short is a failure
-run_unit() { # run_unit BINARY NAME: NAME_ prefixes its subtests unless NAME is unit
+run_unit() { # run_unit BINARY TAG: subtests become unit_TAGname
 	local out rc
 	if [ ! -x "$1" ]; then
-		tally <<<"not ok $2 - $1 is not built: run make test"
+		tally <<<"not ok unit_$2 - $1 is not built: run make test"
 		return
 	fi
 	out=$("$1" "$pattern" 2>&1)
 	rc=$?
-	tally < <(printf '%s\n' "$out" | sed "s/^\(not \)\{0,1\}ok unit_/&${2#unit}/")
+	tally < <(printf '%s\n' "$out" | sed "s/^\(not \)\{0,1\}ok unit_/&$2/")
 	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
 		printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
-		tally <<<"not ok $2 - exited with status $rc"
+		tally <<<"not ok unit_$2 - exited with status $rc"
 	fi
 }
-run_unit "$ROOT/.output/tests/unit" unit
-run_unit "$ROOT/.output/tests/unit-asan" unitasan_
+run_unit "$ROOT/.output/tests/unit" ""
+run_unit "$ROOT/.output/tests/unit-asan" asan_
 
 # integration tests: each function test_* in tests/integration.sh, in its own
 # shell and temporary directory, with a time limit so a hang is a failure

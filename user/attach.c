@@ -209,15 +209,6 @@ static int find_tracefs(struct attach *a, char *err, size_t size)
 	return -ENOENT;
 }
 
-static int check_pid(pid_t pid, char *err, size_t size)
-{
-	if (kill(pid, 0) && errno == ESRCH) {
-		snprintf(err, size, "no process with pid %d", pid);
-		return -ESRCH;
-	}
-	return 0;
-}
-
 /* fork now, exec later: the child waits on `gate` until the probes are in */
 static int spawn(struct attach *a, char **argv, char *err, size_t size)
 {
@@ -342,7 +333,6 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 {
 	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
 	const char *why[NR_GROUPS];
-	__u32 one = 1, pid = a->pid;
 	int e;
 
 	a->skel = gmt_bpf__open();
@@ -362,10 +352,6 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 			 "loading the BPF programs failed: %s (run with -v for the verifier log)",
 			 strerror(-e));
 		return e;
-	}
-	if (bpf_map__update_elem(a->skel->maps.targets, &pid, sizeof(pid), &one, sizeof(one), 0)) {
-		snprintf(err, size, "cannot set the target: %s", strerror(errno));
-		return -errno;
 	}
 	for (size_t g = 0; g < NR_GROUPS; g++)
 		attach_group(a, g, why[g]);
@@ -397,8 +383,6 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
 			goto fail;
 	} else {
 		a->pid = o->pid;
-		if (check_pid(a->pid, err, size))
-			goto fail;
 	}
 	a->pidfd = syscall(SYS_pidfd_open, a->pid, 0);
 	if (a->pidfd < 0) {

@@ -337,12 +337,9 @@ int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_re
 	const char *base;
 	__u64 off, vaddr;
 
+	/* no re-read on a miss: new code mappings refresh the maps already, and
+	 * [vdso] or JIT frames would re-read them for every stack */
 	memset(out, 0, sizeof(*out));
-	if (!m) {
-		/* new code may have been mapped since the last read */
-		symbolizer__invalidate(s, pid);
-		m = find_mapping(load_maps(s, pid), ip);
-	}
 	if (!m)
 		return -ENOENT;
 	base = strrchr(m->path, '/');

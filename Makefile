@@ -12,7 +12,8 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
-CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o,$(USER_OBJS))
+CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o \
+	$(OUTPUT)/user/gpulib.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
@@ -36,7 +37,7 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all deps test run clean format bench
 
-all: gpumemtrace
+all: gpumemtrace gpumemtrace-vkinfo
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -64,6 +65,11 @@ gpumemtrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
 
+# asks Vulkan drivers for their entry points; dynamic, so it can dlopen them
+gpumemtrace-vkinfo: helper/vkinfo.c
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
 
@@ -83,6 +89,10 @@ $(OUTPUT)/tests/workload-static: tests/workload.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -fno-omit-frame-pointer -O1 $< -lpthread -o $@
 
+$(OUTPUT)/tests/vkalloc: tests/vkalloc.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lvulkan -o $@
+
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
@@ -100,8 +110,8 @@ run: deps
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c helper/*.c
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) gpumemtrace
+	$(Q)rm -rf $(OUTPUT) gpumemtrace gpumemtrace-vkinfo

@@ -24,9 +24,11 @@ enum gmt_type {
 	GMT_EV_MUNMAP = 11,
 	GMT_EV_MREMAP = 12,
 	GMT_EV_BRK = 13,
-	GMT_EV_LOST = 14,  /* user: cumulative failed ring-buffer reserves */
-	GMT_EV_STACK = 15, /* user: stack id -> symbolized frames */
-	GMT_EV_END = 16,   /* user: why tracing stopped */
+	GMT_EV_LOST = 14,	/* user: cumulative failed ring-buffer reserves */
+	GMT_EV_STACK = 15,	/* user: stack id -> symbolized frames */
+	GMT_EV_END = 16,	/* user: why tracing stopped */
+	GMT_EV_GPU_CALL = 17,	/* a GPU API allocation call, free, map or query */
+	GMT_EV_GPU_DEVICE = 18, /* user: a device's memory types and heaps */
 	GMT_EV_MAX,
 };
 
@@ -36,6 +38,7 @@ enum gmt_source {
 	GMT_SRC_RSS = 1,
 	GMT_SRC_FAULT = 2,
 	GMT_SRC_MMAP = 3,
+	GMT_SRC_GPU = 4,
 	GMT_SRC_NR = 8,
 };
 
@@ -248,6 +251,117 @@ struct gmt_end {
 	struct gmt_hdr hdr;
 	__u32 reason;
 	__u32 pad;
+};
+
+enum gmt_gpu_api {
+	GMT_API_VK = 1,
+	GMT_API_CU = 2,
+	GMT_API_HIP = 3,
+	GMT_API_NR = 4,
+};
+
+enum gmt_gpu_op {
+	GMT_GOP_ALLOC = 1, /* makes `handle` live with `size` bytes */
+	GMT_GOP_FREE = 2,  /* ends `handle` */
+	GMT_GOP_MAP = 3,   /* vkMapMemory: handle mapped at aux */
+	GMT_GOP_UNMAP = 4,
+	GMT_GOP_INFO = 5, /* cuMemGetInfo: aux free, aux2 total */
+};
+
+enum gmt_gpu_kind {
+	GMT_GK_DEVICE = 0,     /* device memory (Vulkan: a device-local type) */
+	GMT_GK_HOST = 1,       /* pinned host memory (Vulkan: a host-only type) */
+	GMT_GK_MANAGED = 2,    /* unified / managed */
+	GMT_GK_VMM_PHYS = 3,   /* cuMemCreate: physical memory, no address */
+	GMT_GK_VMM_MAP = 4,    /* cuMemMap: physical memory mapped at an address */
+	GMT_GK_VA_RESERVE = 5, /* reserved address range: no memory */
+	GMT_GK_GRAPH_EXEC = 6, /* an instantiated graph: size unknown */
+	GMT_GK_VK_MEMORY = 7,  /* Vulkan: device or host by the memory type */
+	GMT_GK_NR = 8,
+};
+
+/* How the BPF return program reads a call's arguments (x86-64 registers
+ * saved at entry, a0..a5). Travels in the uprobe cookie with the rest. */
+enum gmt_gpu_shape {
+	GMT_SH_OUT_SIZE = 1, /* *a0 = handle, a1 = size: cuMemAlloc, hipMalloc, ... */
+	GMT_SH_PITCH = 2,    /* *a0 = handle, *a1 = pitch, a3 = height: cuMemAllocPitch */
+	GMT_SH_HANDLE = 3,   /* a0 = handle: frees, releases, graph exec destroy */
+	GMT_SH_PTR_SIZE = 4, /* a0 = address, a1 = size: cuMemUnmap, cuMemAddressFree */
+	GMT_SH_MEMMAP = 5,   /* a0 = address, a1 = size, a3 = physical handle: cuMemMap */
+	GMT_SH_MEMINFO = 6,  /* *a0 = free, *a1 = total: cuMemGetInfo */
+	GMT_SH_VK_ALLOC = 7, /* a0 = device, a1 = VkMemoryAllocateInfo *, *a3 = handle */
+	GMT_SH_VK_FREE = 8,  /* a0 = device, a1 = memory (void) */
+	GMT_SH_VK_MAP = 9,   /* a1 = memory, a2 = offset, a3 = size, *a5 = pointer */
+	GMT_SH_OUT = 10,     /* *a0 = handle: graph instantiation */
+};
+
+/* cookie = func | shape << 16 | op << 24 | kind << 32 | api << 40 */
+#define GMT_COOKIE(api, func, shape, op, kind)                                            \
+	((__u64)(func) | (__u64)(shape) << 16 | (__u64)(op) << 24 | (__u64)(kind) << 32 | \
+	 (__u64)(api) << 40)
+#define GMT_COOKIE_FUNC(c) ((__u32)((c)&0xffff))
+#define GMT_COOKIE_SHAPE(c) ((__u32)((c) >> 16 & 0xff))
+#define GMT_COOKIE_OP(c) ((__u32)((c) >> 24 & 0xff))
+#define GMT_COOKIE_KIND(c) ((__u32)((c) >> 32 & 0xff))
+#define GMT_COOKIE_API(c) ((__u32)((c) >> 40 & 0xff))
+
+/* bits of gmt_gpu_call.flags, from vkAllocateMemory's pNext chain */
+#define GMT_GF_DEDICATED_IMAGE 0x1
+#define GMT_GF_DEDICATED_BUFFER 0x2
+#define GMT_GF_IMPORT_FD 0x4
+#define GMT_GF_IMPORT_HOST 0x8
+#define GMT_GF_EXPORT 0x10
+#define GMT_GF_DEVICE_ADDRESS 0x20
+#define GMT_GF_IMPORT_OTHER 0x40
+
+/* One call, made at its return (the outermost one when calls nest: the
+ * Vulkan loader calling the driver, a runtime calling libcuda). Like
+ * gmt_mmap, raw ips from BPF become a stack_id before the stream. */
+struct gmt_gpu_call {
+	struct gmt_hdr hdr;
+	__u8 api;  /* enum gmt_gpu_api */
+	__u8 op;   /* enum gmt_gpu_op */
+	__u8 kind; /* enum gmt_gpu_kind */
+	__u8 pad0;
+	__u16 func; /* index into the tool's function table (gpulib.c) */
+	__u16 nr_ips;
+	__s32 result;	/* VkResult, CUresult or hipError_t; 0 for void calls */
+	__u32 mem_type; /* Vulkan memoryTypeIndex; ~0 elsewhere */
+	__u32 flags;	/* GMT_GF_* */
+	__u32 stack_id;
+	__u64 size;
+	__u64 handle; /* pointer, VkDeviceMemory, generic handle or graph exec */
+	__u64 aux;    /* mapped pointer, cuMemMap's physical handle, free bytes */
+	__u64 aux2;   /* VkDevice, total bytes */
+	__u64 dur_ns; /* entry to return */
+	__u64 ips[];
+};
+
+#define GMT_MAX_MEM_TYPES 32
+#define GMT_MAX_MEM_HEAPS 16
+
+struct gmt_gpu_mem_type {
+	__u32 flags; /* VkMemoryPropertyFlags */
+	__u32 heap;
+};
+
+struct gmt_gpu_mem_heap {
+	__u64 size;
+	__u32 flags; /* VkMemoryHeapFlags */
+	__u32 pad;
+};
+
+/* what the tracer learned by asking the same driver the target uses */
+struct gmt_gpu_device {
+	struct gmt_hdr hdr;
+	__u32 api;
+	__u32 index; /* physical device index in the driver */
+	__u32 vendor_id, device_id;
+	__u32 nr_types, nr_heaps;
+	char name[64];
+	char driver[64]; /* library file name */
+	struct gmt_gpu_mem_type types[GMT_MAX_MEM_TYPES];
+	struct gmt_gpu_mem_heap heaps[GMT_MAX_MEM_HEAPS];
 };
 
 #endif /* GMT_EVENTS_H */

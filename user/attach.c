@@ -34,6 +34,7 @@ struct attach {
 	struct bpf_link *links[MAX_GROUPS * MAX_PROGS];
 	size_t nr_links;
 	struct gmt_probe probes[MAX_GROUPS + 2];
+	bool manual_ready;
 	size_t nr_probes;
 };
 
@@ -42,6 +43,7 @@ struct group {
 	/* NULL when it can run here, else why not */
 	const char *(*missing)(struct attach *a);
 	const char *progs[MAX_PROGS];
+	bool manual; /* loaded here, attached elsewhere (gpulib: per library) */
 };
 
 static bool has_btf_type(struct attach *a, const char *name, __u32 kind)
@@ -132,25 +134,46 @@ static const char *syscalls_missing(struct attach *a)
 	return NULL;
 }
 
+static const char *gpu_missing(struct attach *a)
+{
+	(void)a;
+	if (access("/sys/bus/event_source/devices/uprobe/type", F_OK))
+		return "this kernel has no uprobes (CONFIG_UPROBE_EVENTS)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) <= 0)
+		return "uprobe programs need bpf_get_attach_cookie (kernel 5.15)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) <= 0)
+		return "uprobe programs need task storage (kernel 5.11)";
+	return NULL;
+}
+
 static const struct group groups[] = {
 	{ "sched:process_exec/fork/exit",
 	  "exec, threads, children, exit",
 	  sched_missing,
 	  { "tp_sched_process_exec", "tp_sched_process_fork", "tp_sched_process_exit",
-	    "tp_mm_exec_reset" } },
+	    "tp_mm_exec_reset" },
+	  false },
 	{ "kmem:rss_stat",
 	  "RSS by member (anon, file, shmem, swap)",
 	  rss_missing,
-	  { "tp_rss_stat" } },
-	{ "exceptions:page_fault_user", "page faults", fault_missing, { "tp_page_fault_user" } },
+	  { "tp_rss_stat" },
+	  false },
+	{ "exceptions:page_fault_user",
+	  "page faults",
+	  fault_missing,
+	  { "tp_page_fault_user" },
+	  false },
 	{ "fexit:handle_mm_fault",
 	  "page fault classes (anon, file, device)",
 	  fault_class_missing,
-	  { "fexit_handle_mm_fault" } },
+	  { "fexit_handle_mm_fault" },
+	  false },
 	{ "syscalls:mmap/munmap/mremap/brk",
 	  "mappings, brk heap, stacks of large anonymous mmaps",
 	  syscalls_missing,
-	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" } },
+	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" },
+	  false },
+	{ "uprobes:gpu", "GPU API allocations", gpu_missing, { "gpu_enter", "gpu_return" }, true },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -314,6 +337,10 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 		add_probe(a, GMT_PROBE_SKIPPED, groups[g].name, groups[g].what, why);
 		return;
 	}
+	if (groups[g].manual) {
+		a->manual_ready = true;
+		return;
+	}
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {
 		l = bpf_program__attach(prog(a, names[i]));
 		if (!l) {
@@ -395,6 +422,16 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
 fail:
 	attach__free(a);
 	return NULL;
+}
+
+bool attach__gpu_ready(const struct attach *a)
+{
+	return a->manual_ready;
+}
+
+bool attach__spawned(const struct attach *a)
+{
+	return a->spawned;
 }
 
 pid_t attach__target(const struct attach *a)

@@ -27,6 +27,9 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size);
 /* lets a started command exec; -errno (and `err`) when it could not run */
 int attach__release(struct attach *a, char *err, size_t size);
 pid_t attach__target(const struct attach *a);
+/* the gpuapi programs loaded: gpulib may attach them */
+bool attach__gpu_ready(const struct attach *a);
+bool attach__spawned(const struct attach *a);
 /* a pidfd of the target: readable once it has exited */
 int attach__pidfd(const struct attach *a);
 struct gmt_bpf *attach__skel(const struct attach *a);

@@ -15,6 +15,7 @@
 #include "procfs.h"
 #include "gpumemtrace.skel.h"
 #include "symbolize.h"
+#include "gpulib.h"
 
 #define MAX_PIDS 4096
 #define STACK_BUCKETS 1024
@@ -38,6 +39,7 @@ struct collect {
 	const struct collect_opts *o;
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
+	struct gpulib *gpu; /* NULL when the gpuapi programs did not load */
 	struct stack_entry *stacks[STACK_BUCKETS];
 	__u32 next_stack_id;
 	struct pid_state pids[MAX_PIDS]; /* the live targets, for samples */
@@ -167,6 +169,19 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 	emit(c, &m.hdr);
 }
 
+static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
+{
+	struct gmt_gpu_call g;
+	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
+
+	g = *e;
+	g.hdr.len = sizeof(g);
+	g.nr_ips = 0;
+	if (n)
+		g.stack_id = intern_stack(c, e->hdr.pid, e->ips, n);
+	emit(c, &g.hdr);
+}
+
 static int on_ring(void *ctx, void *data, size_t size)
 {
 	struct collect *c = ctx;
@@ -177,10 +192,18 @@ static int on_ring(void *ctx, void *data, size_t size)
 	switch (e->type) {
 	case GMT_EV_MMAP:
 		on_mmap(c, data);
+		/* new code: a GPU library dlopen'ed now is probed now */
+		if ((((const struct gmt_mmap *)e)->prot & 4) && c->gpu)
+			gpulib__scan(c->gpu, e->pid);
+		return 0;
+	case GMT_EV_GPU_CALL:
+		on_gpu_call(c, data);
 		return 0;
 	case GMT_EV_EXEC:
 		symbolizer__refresh(c->sym, e->pid);
 		reset_faults_sent(c, e->pid);
+		if (c->gpu)
+			gpulib__scan(c->gpu, e->pid);
 		break;
 	case GMT_EV_FORK:
 		if (((const struct gmt_fork *)e)->followed)
@@ -424,6 +447,16 @@ static int make_epoll(struct collect *c, int *sigfd)
 	return ep;
 }
 
+/* a fallback for kernels without the mmap tracepoint, and for libraries
+ * mapped while the reader was behind */
+static void scan_gpu_libs(struct collect *c)
+{
+	size_t i;
+
+	for (i = 0; c->gpu && i < c->nr_pids; i++)
+		gpulib__scan(c->gpu, c->pids[i].pid);
+}
+
 static __u64 secs_ns(double s)
 {
 	return s * 1e9;
@@ -462,6 +495,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 			return GMT_END_DURATION;
 		if (now >= next_tick) {
 			ring_buffer__consume(c->rb);
+			scan_gpu_libs(c);
 			emit_samples(c);
 			emit_faults(c);
 			emit_lost(c);
@@ -471,6 +505,28 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 		if (c->o->tick)
 			c->o->tick(c->o->ctx, now);
 	}
+}
+
+static void start_gpu(struct collect *c)
+{
+	struct gpulib_opts go = {
+		.pid = attach__target(c->a),
+		.all_pids = c->o->session_flags & GMT_SESSION_FOLLOW,
+		.quiet = c->o->quiet,
+		.enter = attach__skel(c->a)->progs.gpu_enter,
+		.ret = attach__skel(c->a)->progs.gpu_return,
+		.sink = c->o->sink,
+		.ctx = c->o->ctx,
+	};
+
+	c->gpu = gpulib__new(&go);
+	if (!c->gpu)
+		return;
+	/* a started command has not run yet: what it maps comes with its mmaps */
+	if (!c->o->spawned)
+		gpulib__scan(c->gpu, go.pid);
+	gpulib__preattach(c->gpu);
+	gpulib__summary(c->gpu);
 }
 
 static void free_stacks(struct collect *c)
@@ -524,6 +580,8 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	emit_proc(c, o->spawned);
 	if (!o->spawned)
 		symbolizer__refresh(c->sym, attach__target(a));
+	if (attach__gpu_ready(a))
+		start_gpu(c);
 	ep = make_epoll(c, &sigfd);
 	if (ep < 0) {
 		snprintf(err, size, "epoll: %s", strerror(-ep));
@@ -554,6 +612,7 @@ out:
 	if (sigfd >= 0)
 		close(sigfd);
 	ring_buffer__free(c->rb);
+	gpulib__free(c->gpu);
 	symbolizer__free(c->sym);
 	free_stacks(c);
 	free(c);

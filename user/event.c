@@ -26,6 +26,8 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_LOST] = { "lost", sizeof(struct gmt_lost) },
 	[GMT_EV_STACK] = { "stack", sizeof(struct gmt_stack) },
 	[GMT_EV_END] = { "end", sizeof(struct gmt_end) },
+	[GMT_EV_GPU_CALL] = { "gpu_call", sizeof(struct gmt_gpu_call) },
+	[GMT_EV_GPU_DEVICE] = { "gpu_device", sizeof(struct gmt_gpu_device) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -78,6 +80,10 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 		       e->len;
 	case GMT_EV_STACK:
 		return stack_valid((const struct gmt_stack *)e);
+	case GMT_EV_GPU_CALL:
+		return offsetof(struct gmt_gpu_call, ips) +
+			       ((const struct gmt_gpu_call *)e)->nr_ips * 8u <=
+		       e->len;
 	}
 	return true;
 }

@@ -509,7 +509,38 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_BRK:
 		on_brk(p, (const void *)e);
 		break;
+	case GMT_EV_GPU_CALL:
+		model_gpu__add(m, p, (const void *)e);
+		break;
 	}
+}
+
+static void on_device(struct model *m, const struct gmt_gpu_device *e)
+{
+	if (grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*e)))
+		return;
+	m->devices[m->nr_devices] = *e;
+	m->devices[m->nr_devices].nr_types =
+		e->nr_types < GMT_MAX_MEM_TYPES ? e->nr_types : GMT_MAX_MEM_TYPES;
+	m->devices[m->nr_devices].nr_heaps =
+		e->nr_heaps < GMT_MAX_MEM_HEAPS ? e->nr_heaps : GMT_MAX_MEM_HEAPS;
+	m->nr_devices++;
+}
+
+unsigned int model__vk_kind(const struct model *m, __u32 mem_type)
+{
+	const struct gmt_gpu_device *d = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nr_devices; i++)
+		if (m->devices[i].api == GMT_API_VK) {
+			d = &m->devices[i];
+			n++;
+		}
+	/* with several devices the call does not say which one it was */
+	if (n != 1 || mem_type >= d->nr_types)
+		return GMT_GK_VK_MEMORY;
+	return d->types[mem_type].flags & 1 ? GMT_GK_DEVICE : GMT_GK_HOST;
 }
 
 void model__add(void *ctx, const struct gmt_hdr *e)
@@ -537,6 +568,9 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_LOST:
 		on_lost(m, (const void *)e);
 		break;
+	case GMT_EV_GPU_DEVICE:
+		on_device(m, (const void *)e);
+		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
 		m->end_ts = e->ts_ns;
@@ -556,6 +590,7 @@ static void proc_free(struct model_proc *p)
 	free(p->maps);
 	free(p->ranges);
 	free(p->cmdline);
+	model_gpu__free(p->gpu);
 	free(p);
 }
 
@@ -576,6 +611,7 @@ void model__free(struct model *m)
 		free(m->stacks[i].frames);
 	}
 	free(m->stacks);
+	free(m->devices);
 	free(m->procs);
 	free(m->probes);
 	free(m->cmdline);

@@ -61,6 +61,42 @@ struct model_proc {
 	/* live ranges of the mappings above: sorted, disjoint */
 	struct live_range *ranges;
 	size_t nr_ranges, ranges_cap;
+
+	struct model_gpu *gpu; /* NULL until its first GPU API call */
+};
+
+/* GPU API memory of one process, by API and kind */
+struct model_gpu_stat {
+	__s64 live_bytes, peak_bytes;
+	__u64 live, peak_live, allocs, frees, failed, alloc_bytes, freed_bytes;
+	struct series series; /* live bytes, at most a point per 10 ms */
+};
+
+struct model_gpu_live {
+	__u64 handle, size, ts;
+	__u32 stack_id, mem_type, flags;
+	__u16 func;
+	__u8 api, kind, cls, used;
+};
+
+struct model_gpu_failure {
+	__u64 ts, size;
+	__u32 tid, mem_type, stack_id, flags;
+	__s32 result;
+	__u16 func;
+	__u8 api, kind;
+	__s64 live_bytes[GMT_API_NR][GMT_GK_NR]; /* at that moment */
+};
+
+struct model_gpu {
+	struct model_gpu_stat st[GMT_API_NR][GMT_GK_NR];
+	struct model_gpu_live *live;	    /* open addressing by class and handle */
+	size_t live_cap, nr_live, nr_slots; /* slots: live and freed */
+	struct model_gpu_failure *fails;
+	size_t nr_fails, fails_cap;
+	__u64 calls, unknown_frees, maps, unmaps;
+	bool info_seen; /* cuMemGetInfo: the device's free and total */
+	__u64 info_free, info_total, info_ts, info_min_free;
 };
 
 struct model_probe {
@@ -97,6 +133,9 @@ struct model {
 	struct model_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 
+	struct gmt_gpu_device *devices; /* what the drivers said of their memory */
+	size_t nr_devices, devices_cap;
+
 	__u64 lost[GMT_SRC_NR];
 	__u64 events, events_by_type[GMT_EV_MAX], unknown_events;
 };
@@ -111,6 +150,12 @@ const struct model_stack *model__stack(const struct model *m, __u32 id);
 /* the value of `s` at time ts (its last point at or before ts); false if none */
 bool series__at(const struct series *s, __u64 ts, __s64 *v);
 __s64 series__peak(const struct series *s);
+/* the kind a Vulkan memory type means (device-local or host), from the one
+ * device the driver reported; GMT_GK_VK_MEMORY when it cannot be told */
+unsigned int model__vk_kind(const struct model *m, __u32 mem_type);
+/* GPU calls: model_gpu.c */
+void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e);
+void model_gpu__free(struct model_gpu *g);
 /* seconds since the session started */
 double model__secs(const struct model *m, __u64 ts);
 __u64 model__duration_ns(const struct model *m);

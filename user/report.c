@@ -142,7 +142,7 @@ static void print_faults(FILE *out, const struct model *m, const struct model_pr
 				p->fault_peak_rate[i]);
 }
 
-static void print_stack(FILE *out, const struct model *m, __u32 id)
+void print_stack(FILE *out, const struct model *m, __u32 id)
 {
 	const struct model_stack *s = model__stack(m, id);
 	unsigned int i;
@@ -253,6 +253,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 	print_faults(out, m, p);
 	print_mappings(out, m, p, o);
 	print_brk(out, p);
+	print_gpu(out, m, p);
 	print_exit(out, m, p);
 }
 
@@ -286,6 +287,7 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 			fprintf(out, "  %s\n", o->notes[i]);
 	}
 	print_probes(out, m);
+	print_gpu_devices(out, m);
 	for (j = 0; procs && j < m->nr_procs; j++)
 		print_proc(out, m, procs[j], o);
 	if (!m->nr_procs)

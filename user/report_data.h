@@ -38,4 +38,26 @@ __u64 lost_total(const struct model *m);
 /* whether faults were told apart by class (the fexit probe attached) */
 bool faults_classified(const struct model *m);
 
+/* live GPU allocations grouped by stack, API and kind */
+struct gpu_stack_row {
+	__u32 stack_id;
+	__u8 api, kind;
+	__u64 bytes, count;
+};
+
+/* rows biggest first; caller frees; NULL when there are none */
+struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n);
+/* the sum of live bytes over every API and kind that holds memory */
+__s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR]);
+bool gpu_kind_holds_memory(unsigned int kind);
+
+/* the GPU sections, report_gpu.c */
+void print_stack(FILE *out, const struct model *m, __u32 id);
+void print_gpu(FILE *out, const struct model *m, const struct model_proc *p);
+void print_gpu_devices(FILE *out, const struct model *m);
+struct json_object;
+struct json_object *stack_json(const struct model *m, __u32 id);
+struct json_object *gpu_json(const struct model *m, const struct model_proc *p);
+struct json_object *gpu_devices_json(const struct model *m);
+
 #endif

@@ -165,7 +165,7 @@ static struct json_object *faults_json(const struct model *m, const struct model
 	return o;
 }
 
-static struct json_object *stack_json(const struct model *m, __u32 id)
+struct json_object *stack_json(const struct model *m, __u32 id)
 {
 	const struct model_stack *s = model__stack(m, id);
 	struct json_object *a;
@@ -262,6 +262,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "page_faults", faults_json(m, p));
 	add(o, "mappings", mappings_json(m, p, opts));
 	add(o, "brk", brk_json(p));
+	add(o, "gpu", gpu_json(m, p));
 	return o;
 }
 
@@ -270,7 +271,7 @@ static struct json_object *lost_json(const struct model *m)
 	struct json_object *o = json_object_new_object();
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i <= GMT_SRC_GPU; i++)
 		add(o, source_names[i], u64(m->lost[i]));
 	add(o, "total", u64(lost_total(m)));
 	return o;
@@ -305,6 +306,7 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 		json_object_array_add(notes, str(opts->notes[i]));
 	add(root, "trace_file_damage", notes);
 	add(root, "probes", probes_json(m));
+	add(root, "gpu_devices", gpu_devices_json(m));
 	a = json_object_new_array();
 	for (j = 0; procs && j < m->nr_procs; j++)
 		json_object_array_add(a, proc_json(m, procs[j], opts));

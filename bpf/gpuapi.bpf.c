@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* GPU API calls (Vulkan, CUDA driver, HIP): one entry and one return
+ * program for every function; the uprobe cookie says which function it is
+ * and how to read its arguments (enum gmt_gpu_shape). The entry saves the
+ * argument registers; the return reads results and emits one record. */
+#include "gmt.bpf.h"
+
+#define MAX_DEPTH 16
+#define PNEXT_MAX 8
+
+/* Vulkan structure types met in vkAllocateMemory's pNext chain */
+#define VK_ST_EXPORT_MEMORY_ALLOCATE_INFO 1000072002
+#define VK_ST_IMPORT_MEMORY_WIN32_HANDLE_INFO 1000073000
+#define VK_ST_IMPORT_MEMORY_FD_INFO 1000074000
+#define VK_ST_MEMORY_ALLOCATE_FLAGS_INFO 1000060000
+#define VK_ST_MEMORY_DEDICATED_ALLOCATE_INFO 1000127001
+#define VK_ST_IMPORT_ANDROID_HARDWARE_BUFFER 1000129003
+#define VK_ST_IMPORT_MEMORY_HOST_POINTER_INFO 1000178000
+#define VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT 0x2
+
+/* the outermost GPU call in flight on a thread; inner ones only count depth */
+struct gpu_frame {
+	__u64 cookie;
+	__u64 args[6];
+	__u64 ts;
+	__u64 sp; /* at entry: a later entry above it means the return was lost */
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct gpu_frame);
+} gpu_frames SEC(".maps");
+
+static __always_inline struct gpu_frame *frame(bool create)
+{
+	return bpf_task_storage_get(&gpu_frames, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+SEC("uprobe")
+int gpu_enter(struct pt_regs *ctx)
+{
+	struct gpu_frame *f;
+	__u64 sp = PT_REGS_SP(ctx);
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	f = frame(true);
+	if (!f)
+		return 0;
+	/* a call made from above the frame in flight cannot be inside it: that
+	 * frame ended without its return probe (longjmp, exception unwind) */
+	if (f->depth && sp > f->sp)
+		f->depth = 0;
+	if (f->depth++)
+		return 0; /* a nested call: the loader calling the driver, say */
+	f->cookie = bpf_get_attach_cookie(ctx);
+	f->args[0] = PT_REGS_PARM1(ctx);
+	f->args[1] = PT_REGS_PARM2(ctx);
+	f->args[2] = PT_REGS_PARM3(ctx);
+	f->args[3] = PT_REGS_PARM4(ctx);
+	f->args[4] = PT_REGS_PARM5(ctx);
+#if defined(__TARGET_ARCH_x86)
+	f->args[5] = ctx->r9;
+#else
+	f->args[5] = PT_REGS_PARM6(ctx);
+#endif
+	f->sp = sp;
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline __u64 read_u64(__u64 uaddr)
+{
+	__u64 v = 0;
+
+	if (uaddr)
+		bpf_probe_read_user(&v, sizeof(v), (void *)uaddr);
+	return v;
+}
+
+/* VkMemoryAllocateInfo: sType, pNext, allocationSize, memoryTypeIndex */
+static __always_inline void vk_alloc_info(struct gmt_gpu_call *e, __u64 info)
+{
+	struct {
+		__u32 stype, pad;
+		__u64 next, size;
+		__u32 type_index, pad2;
+	} ai = {};
+	struct {
+		__u32 stype, pad;
+		__u64 next, a, b;
+	} s;
+	__u64 p;
+	int i;
+
+	if (bpf_probe_read_user(&ai, sizeof(ai), (void *)info))
+		return;
+	e->size = ai.size;
+	e->mem_type = ai.type_index;
+	p = ai.next;
+	for (i = 0; i < PNEXT_MAX && p; i++) {
+		if (bpf_probe_read_user(&s, sizeof(s), (void *)p))
+			break;
+		switch (s.stype) {
+		case VK_ST_MEMORY_DEDICATED_ALLOCATE_INFO: /* image, buffer */
+			if (s.a)
+				e->flags |= GMT_GF_DEDICATED_IMAGE;
+			if (s.b)
+				e->flags |= GMT_GF_DEDICATED_BUFFER;
+			break;
+		case VK_ST_IMPORT_MEMORY_FD_INFO:
+			e->flags |= GMT_GF_IMPORT_FD;
+			break;
+		case VK_ST_IMPORT_MEMORY_HOST_POINTER_INFO:
+			e->flags |= GMT_GF_IMPORT_HOST;
+			break;
+		case VK_ST_IMPORT_MEMORY_WIN32_HANDLE_INFO:
+		case VK_ST_IMPORT_ANDROID_HARDWARE_BUFFER:
+			e->flags |= GMT_GF_IMPORT_OTHER;
+			break;
+		case VK_ST_EXPORT_MEMORY_ALLOCATE_INFO:
+			e->flags |= GMT_GF_EXPORT;
+			break;
+		case VK_ST_MEMORY_ALLOCATE_FLAGS_INFO: /* flags, deviceMask */
+			if ((__u32)s.a & VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT)
+				e->flags |= GMT_GF_DEVICE_ADDRESS;
+			break;
+		}
+		p = s.next;
+	}
+}
+
+SEC("uretprobe")
+int gpu_return(struct pt_regs *ctx)
+{
+	__u32 shape, op, ok;
+	struct gpu_frame *f;
+	struct gmt_gpu_call *e;
+	__u64 *a, ret;
+	long n;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	f = frame(false);
+	if (!f || !f->depth)
+		return 0;
+	if (--f->depth)
+		return 0;
+	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_GPU_CALL, GMT_SRC_GPU);
+	if (!e)
+		return 0;
+	a = f->args;
+	ret = PT_REGS_RC(ctx);
+	shape = GMT_COOKIE_SHAPE(f->cookie);
+	op = GMT_COOKIE_OP(f->cookie);
+	e->api = GMT_COOKIE_API(f->cookie);
+	e->op = op;
+	e->kind = GMT_COOKIE_KIND(f->cookie);
+	e->pad0 = 0;
+	e->func = GMT_COOKIE_FUNC(f->cookie);
+	e->nr_ips = 0;
+	e->result = (shape == GMT_SH_VK_FREE) ? 0 : (__s32)ret;
+	e->mem_type = ~0u;
+	e->flags = 0;
+	e->stack_id = 0;
+	e->size = 0;
+	e->handle = 0;
+	e->aux = 0;
+	e->aux2 = 0;
+	e->dur_ns = bpf_ktime_get_ns() - f->ts;
+	ok = e->result == 0;
+	switch (shape) {
+	case GMT_SH_OUT_SIZE:
+		e->size = a[1];
+		if (ok)
+			e->handle = read_u64(a[0]);
+		break;
+	case GMT_SH_OUT:
+		if (ok)
+			e->handle = read_u64(a[0]);
+		break;
+	case GMT_SH_PITCH:
+		e->size = a[2] * a[3]; /* width in bytes x height, or pitch x height */
+		if (ok) {
+			e->handle = read_u64(a[0]);
+			e->size = read_u64(a[1]) * a[3];
+		}
+		break;
+	case GMT_SH_HANDLE:
+		e->handle = a[0];
+		break;
+	case GMT_SH_PTR_SIZE:
+		e->handle = a[0];
+		e->size = a[1];
+		break;
+	case GMT_SH_MEMMAP:
+		e->handle = a[0];
+		e->size = a[1];
+		e->aux = a[3];
+		break;
+	case GMT_SH_MEMINFO:
+		if (ok) {
+			e->aux = read_u64(a[0]);
+			e->aux2 = read_u64(a[1]);
+		}
+		break;
+	case GMT_SH_VK_ALLOC:
+		e->aux2 = a[0];
+		vk_alloc_info(e, a[1]);
+		if (ok)
+			e->handle = read_u64(a[3]);
+		break;
+	case GMT_SH_VK_FREE:
+		e->aux2 = a[0];
+		e->handle = a[1];
+		break;
+	case GMT_SH_VK_MAP:
+		e->aux2 = a[0];
+		e->handle = a[1];
+		e->size = a[3]; /* VK_WHOLE_SIZE is ~0 */
+		if (ok)
+			e->aux = read_u64(a[5]);
+		break;
+	}
+	/* at the return the caller's frame is live: the stack starts in the
+	 * caller, which an entry probe would skip in a frameless wrapper */
+	if (op == GMT_GOP_ALLOC) {
+		n = bpf_get_stack(ctx, e->ips, GMT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+		if (n > 0)
+			e->nr_ips = n / sizeof(__u64);
+	}
+	e->hdr.len = sizeof(*e) + e->nr_ips * sizeof(__u64);
+	gmt_submit(e);
+	return 0;
+}

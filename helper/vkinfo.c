@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* gpumemtrace-vkinfo: asks one Vulkan driver (ICD) library what the traced
+ * program's copy of it would answer: its devices' memory types and heaps,
+ * and where in the file its vkAllocateMemory & co. start. Drivers are
+ * stripped, and vkGetDeviceProcAddr hands applications pointers straight
+ * into them; those pointers, turned into file offsets, are where gpumemtrace
+ * puts its uprobes. A separate, dynamically linked program: a static
+ * gpumemtrace cannot dlopen a driver, and a driver taken from the target's
+ * file system runs here as the target's user, in its mount namespace.
+ *
+ * usage: gpumemtrace-vkinfo [--pid PID] ICD_LIBRARY
+ * prints lines: device I VENDOR DEVICE NAME / type I FLAGS HEAP /
+ * heap I SIZE FLAGS / func NAME DEV INO OFFSET / error TEXT */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+typedef VkResult(VKAPI_PTR *negotiate_fn)(uint32_t *);
+
+static const char *const funcs[] = { "vkAllocateMemory", "vkFreeMemory", "vkMapMemory",
+				     "vkUnmapMemory" };
+
+static int fail(const char *what)
+{
+	printf("error %s\n", what);
+	return 1;
+}
+
+/* as the target: its mount namespace, its user */
+static int become_target(const char *pid)
+{
+	char path[64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		/* fails (harmlessly) when it is already ours and we lack the right */
+		if (setns(fd, CLONE_NEWNS) == 0 && chdir("/"))
+			return -1;
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%s", pid);
+	if (stat(path, &st))
+		return -1;
+	if (geteuid() == 0 && st.st_uid != 0) {
+		if (setgroups(0, NULL) || setgid(st.st_gid) || setuid(st.st_uid))
+			return -1;
+	}
+	return 0;
+}
+
+/* the file offset of code at `p`, from our own maps */
+static void print_func(const char *name, void *p)
+{
+	unsigned long long start, end, pgoff, ino, addr = (uintptr_t)p;
+	unsigned int maj, min;
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f || !p)
+		goto out;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &pgoff, &maj, &min,
+			   &ino) != 6)
+			continue;
+		if (addr >= start && addr < end) {
+			printf("func %s %llu %llu 0x%llx\n", name,
+			       (unsigned long long)makedev(maj, min), ino, addr - start + pgoff);
+			break;
+		}
+	}
+out:
+	if (f)
+		fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *pid = NULL, *lib;
+	PFN_vkGetInstanceProcAddr gipa;
+	PFN_vkCreateInstance create_instance;
+	PFN_vkEnumeratePhysicalDevices enum_devs;
+	PFN_vkGetPhysicalDeviceProperties get_props;
+	PFN_vkGetPhysicalDeviceMemoryProperties get_mem;
+	PFN_vkGetPhysicalDeviceQueueFamilyProperties get_queues;
+	PFN_vkCreateDevice create_device;
+	PFN_vkGetDeviceProcAddr gdpa;
+	PFN_vkDestroyDevice destroy_device;
+	PFN_vkDestroyInstance destroy_instance;
+	VkPhysicalDevice devs[16];
+	uint32_t ndev = 16, version = 5, i, j;
+	negotiate_fn negotiate;
+	VkInstance inst;
+	void *h;
+
+	if (argc == 4 && !strcmp(argv[1], "--pid")) {
+		pid = argv[2];
+		lib = argv[3];
+	} else if (argc == 2 && argv[1][0] != '-') {
+		lib = argv[1];
+	} else {
+		fprintf(stderr, "usage: %s [--pid PID] ICD_LIBRARY\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pid && become_target(pid))
+		return fail("cannot enter the target's namespace or become its user");
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return fail(dlerror());
+	gipa = (PFN_vkGetInstanceProcAddr)dlsym(h, "vk_icdGetInstanceProcAddr");
+	negotiate = (negotiate_fn)dlsym(h, "vk_icdNegotiateLoaderICDInterfaceVersion");
+	if (!gipa)
+		return fail("not a Vulkan driver: no vk_icdGetInstanceProcAddr");
+	if (negotiate)
+		negotiate(&version);
+	create_instance = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
+	if (!create_instance)
+		return fail("no vkCreateInstance");
+	VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+				  .pApplicationName = "gpumemtrace-vkinfo",
+				  .apiVersion = VK_API_VERSION_1_1 };
+	VkInstanceCreateInfo ici = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+				     .pApplicationInfo = &app };
+	if (create_instance(&ici, NULL, &inst) != VK_SUCCESS)
+		return fail("vkCreateInstance failed");
+	enum_devs = (PFN_vkEnumeratePhysicalDevices)gipa(inst, "vkEnumeratePhysicalDevices");
+	get_props = (PFN_vkGetPhysicalDeviceProperties)gipa(inst, "vkGetPhysicalDeviceProperties");
+	get_mem = (PFN_vkGetPhysicalDeviceMemoryProperties)gipa(
+		inst, "vkGetPhysicalDeviceMemoryProperties");
+	get_queues = (PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa(
+		inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+	create_device = (PFN_vkCreateDevice)gipa(inst, "vkCreateDevice");
+	gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
+	destroy_instance = (PFN_vkDestroyInstance)gipa(inst, "vkDestroyInstance");
+	if (!enum_devs || !get_props || !get_mem || !create_device || !gdpa || !get_queues)
+		return fail("the driver lacks core instance functions");
+	if (enum_devs(inst, &ndev, devs) < 0 || !ndev)
+		return fail("no device on this driver here");
+	for (i = 0; i < ndev; i++) {
+		VkPhysicalDeviceProperties p;
+		VkPhysicalDeviceMemoryProperties m;
+
+		get_props(devs[i], &p);
+		get_mem(devs[i], &m);
+		printf("device %u %u %u %s\n", i, p.vendorID, p.deviceID, p.deviceName);
+		for (j = 0; j < m.memoryTypeCount; j++)
+			printf("type %u %u %u\n", j, m.memoryTypes[j].propertyFlags,
+			       m.memoryTypes[j].heapIndex);
+		for (j = 0; j < m.memoryHeapCount; j++)
+			printf("heap %u %llu %u\n", j, (unsigned long long)m.memoryHeaps[j].size,
+			       m.memoryHeaps[j].flags);
+	}
+	/* device-level entry points: what vkGetDeviceProcAddr gives applications */
+	float prio = 1.0f;
+	VkDeviceQueueCreateInfo q = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+				      .queueFamilyIndex = 0,
+				      .queueCount = 1,
+				      .pQueuePriorities = &prio };
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+				   .queueCreateInfoCount = 1,
+				   .pQueueCreateInfos = &q };
+	VkDevice dev;
+
+	if (create_device(devs[0], &dci, NULL, &dev) != VK_SUCCESS)
+		return fail("vkCreateDevice failed");
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		void *d = (void *)gdpa(dev, funcs[i]), *g = (void *)gipa(inst, funcs[i]);
+
+		print_func(funcs[i], d);
+		if (g && g != d) /* a dispatching trampoline, in some drivers */
+			print_func(funcs[i], g);
+	}
+	destroy_device = (PFN_vkDestroyDevice)gdpa(dev, "vkDestroyDevice");
+	if (destroy_device)
+		destroy_device(dev, NULL);
+	if (destroy_instance)
+		destroy_instance(inst, NULL);
+	return 0;
+}

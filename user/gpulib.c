@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "gpufuncs.h"
+#include "gpulib.h"
+
+#define HELPER "gpumemtrace-vkinfo"
+#define HELPER_TIMEOUT_MS 20000
+
+enum role { R_NONE, R_VK_LOADER, R_VK_ICD, R_CU, R_HIP };
+
+struct lib {
+	__u64 dev, ino;
+};
+
+struct gpulib {
+	struct gpulib_opts o;
+	struct lib *libs; /* every file looked at, GPU or not */
+	size_t nr_libs, libs_cap;
+	struct bpf_link **links;
+	size_t nr_links, links_cap;
+	unsigned int attached[GMT_API_NR]; /* libraries per API */
+	char helper[PATH_MAX];
+};
+
+/* the exports that tell what a library is */
+static const char *const markers[] = { "vk_icdGetInstanceProcAddr", "vkAllocateMemory",
+				       "cuMemAlloc_v2", "hipMalloc" };
+
+static const char *const lib_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu",
+	"/lib/x86_64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/usr/lib64",
+	"/usr/lib",
+	"/usr/local/lib",
+	"/usr/local/cuda/lib64",
+	"/usr/local/nvidia/lib64",
+	"/opt/rocm/lib",
+};
+static const char *const lib_names[] = { "libvulkan.so.1", "libcuda.so.1", "libamdhip64.so.6",
+					 "libamdhip64.so.5", "libamdhip64.so" };
+
+struct gpulib *gpulib__new(const struct gpulib_opts *o)
+{
+	struct gpulib *g = calloc(1, sizeof(*g));
+	char self[PATH_MAX - 64];
+	ssize_t n;
+	char *slash;
+
+	if (!g)
+		return NULL;
+	g->o = *o;
+	/* the helper lives beside the binary (installed, or the build tree) */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(g->helper, sizeof(g->helper), "%s/" HELPER, self);
+		if (access(g->helper, X_OK))
+			g->helper[0] = 0;
+	}
+	return g;
+}
+
+static void emit_probe(struct gpulib *g, __u32 status, const char *name, const char *what,
+		       const char *reason)
+{
+	struct gmt_probe p;
+
+	event__init(&p.hdr, GMT_EV_PROBE, sizeof(p), event__now_ns(), g->o.pid);
+	p.status = status;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.what, sizeof(p.what), "%s", what);
+	snprintf(p.reason, sizeof(p.reason), "%s", reason);
+	g->o.sink(g->o.ctx, &p.hdr);
+}
+
+/* true the first time a file is seen */
+static bool remember(struct gpulib *g, __u64 dev, __u64 ino)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_libs; i++)
+		if (g->libs[i].dev == dev && g->libs[i].ino == ino)
+			return false;
+	if (g->nr_libs == g->libs_cap) {
+		size_t cap = g->libs_cap ? g->libs_cap * 2 : 64;
+		struct lib *l = realloc(g->libs, cap * sizeof(*l));
+
+		if (!l)
+			return false;
+		g->libs = l;
+		g->libs_cap = cap;
+	}
+	g->libs[g->nr_libs++] = (struct lib){ dev, ino };
+	return true;
+}
+
+static int add_link(struct gpulib *g, struct bpf_link *l)
+{
+	if (g->nr_links == g->links_cap) {
+		size_t cap = g->links_cap ? g->links_cap * 2 : 64;
+		struct bpf_link **v = realloc(g->links, cap * sizeof(*v));
+
+		if (!v) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		g->links = v;
+		g->links_cap = cap;
+	}
+	g->links[g->nr_links++] = l;
+	return 0;
+}
+
+/* entry and return probes on one function; -errno on failure */
+static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = gpufuncs__cookie(func));
+	pid_t pid = g->o.all_pids ? -1 : g->o.pid;
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(g->o.enter, pid, path, off, &uo);
+	if (!l || add_link(g, l))
+		return -errno;
+	uo.retprobe = true;
+	l = bpf_program__attach_uprobe_opts(g->o.ret, pid, path, off, &uo);
+	if (!l || add_link(g, l))
+		return -errno;
+	return 0;
+}
+
+struct plan {
+	__u64 off[64];
+	unsigned int func[64];
+	size_t n;
+};
+
+static void plan_add(struct plan *p, __u64 off, unsigned int func)
+{
+	size_t i;
+
+	if (!off || p->n == 64)
+		return;
+	for (i = 0; i < p->n; i++)
+		if (p->off[i] == off)
+			return; /* an alias: probed once */
+	p->off[p->n] = off;
+	p->func[p->n++] = func;
+}
+
+/* the API's functions that the file exports */
+static void plan_exports(struct plan *p, int fd, unsigned int api)
+{
+	const char *names[64];
+	unsigned int funcs[64];
+	__u64 offs[64];
+	size_t i, n = 0;
+
+	for (i = 0; i < gpu_nr_funcs && n < 64; i++)
+		if (gpu_funcs[i].api == api) {
+			funcs[n] = i;
+			names[n++] = gpu_funcs[i].name;
+		}
+	if (elfsym__offsets(fd, names, n, offs) <= 0)
+		return;
+	for (i = 0; i < n; i++)
+		plan_add(p, offs[i], funcs[i]);
+}
+
+static unsigned int func_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < gpu_nr_funcs; i++)
+		if (!strcmp(gpu_funcs[i].name, name))
+			return i;
+	return ~0u;
+}
+
+static void emit_device(struct gpulib *g, struct gmt_gpu_device *d)
+{
+	if (d->hdr.type == GMT_EV_GPU_DEVICE)
+		g->o.sink(g->o.ctx, &d->hdr);
+}
+
+/* run the helper on a driver the target mapped; plans its entry points and
+ * emits its devices. NULL, or why it could not. */
+static const char *ask_driver(struct gpulib *g, __u32 pid, const char *path, __u64 dev, __u64 ino,
+			      struct plan *p, char *why, size_t size)
+{
+	int out[2], status, got = 0;
+	char pidstr[16], line[512], *base;
+	struct gmt_gpu_device d = {};
+	unsigned long long a, b, c;
+	unsigned int i, j, k;
+	char buf[8192];
+	size_t len = 0;
+	ssize_t n;
+	pid_t child;
+
+	if (!g->helper[0])
+		return "the helper " HELPER " is not installed beside gpumemtrace";
+	if (pipe2(out, O_CLOEXEC))
+		return strerror(errno);
+	snprintf(pidstr, sizeof(pidstr), "%u", pid);
+	child = fork();
+	if (child < 0) {
+		close(out[0]);
+		close(out[1]);
+		return strerror(errno);
+	}
+	if (!child) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(out[1], 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 2);
+		}
+		execl(g->helper, g->helper, "--pid", pidstr, path, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	for (;;) {
+		struct pollfd pfd = { out[0], POLLIN, 0 };
+
+		if (poll(&pfd, 1, HELPER_TIMEOUT_MS) <= 0) {
+			kill(child, SIGKILL);
+			snprintf(why, size, "%s took too long to answer", HELPER);
+			break;
+		}
+		n = read(out[0], buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+		if (len == sizeof(buf) - 1)
+			break;
+	}
+	close(out[0]);
+	waitpid(child, &status, 0);
+	buf[len] = 0;
+	base = strrchr(path, '/');
+	for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n")) {
+		snprintf(line, sizeof(line), "%s", s);
+		if (!strncmp(line, "error ", 6)) {
+			snprintf(why, size, "the driver says: %.120s", line + 6);
+		} else if (sscanf(line, "device %u %u %u %n", &i, &j, &k, &status) == 3) {
+			emit_device(g, &d);
+			memset(&d, 0, sizeof(d));
+			event__init(&d.hdr, GMT_EV_GPU_DEVICE, sizeof(d), event__now_ns(), pid);
+			d.api = GMT_API_VK;
+			d.index = i;
+			d.vendor_id = j;
+			d.device_id = k;
+			snprintf(d.name, sizeof(d.name), "%s", line + status);
+			snprintf(d.driver, sizeof(d.driver), "%s", base ? base + 1 : path);
+		} else if (sscanf(line, "type %u %u %u", &i, &j, &k) == 3 &&
+			   i < GMT_MAX_MEM_TYPES && d.hdr.type) {
+			d.types[i] = (struct gmt_gpu_mem_type){ j, k };
+			d.nr_types = i + 1;
+		} else if (sscanf(line, "heap %u %llu %u", &i, &a, &j) == 3 &&
+			   i < GMT_MAX_MEM_HEAPS && d.hdr.type) {
+			d.heaps[i] = (struct gmt_gpu_mem_heap){ a, j, 0 };
+			d.nr_heaps = i + 1;
+		} else if (sscanf(line, "func %127s %llu %llu %llx", buf, &a, &b, &c) == 4) {
+			/* the helper's copy must be the very file the target mapped */
+			if (a != dev || b != ino || (i = func_index(buf)) == ~0u)
+				continue;
+			plan_add(p, c, i);
+			got++;
+		}
+	}
+	emit_device(g, &d);
+	if (got)
+		return NULL;
+	if (!why[0])
+		snprintf(why, size, "%s gave no entry points", HELPER);
+	return why;
+}
+
+static const char *role_what(enum role r)
+{
+	switch (r) {
+	case R_VK_LOADER:
+		return "Vulkan loader";
+	case R_VK_ICD:
+		return "Vulkan driver";
+	case R_CU:
+		return "CUDA driver API";
+	case R_HIP:
+		return "HIP runtime";
+	default:
+		return "";
+	}
+}
+
+static unsigned int role_api(enum role r)
+{
+	return r == R_CU ? GMT_API_CU : r == R_HIP ? GMT_API_HIP : GMT_API_VK;
+}
+
+/* Look at one file; attach when it is a GPU library. `open_path` is how we
+ * reach it, `path` what the target calls it; pid is 0 before it is mapped. */
+static void consider(struct gpulib *g, __u32 pid, const char *open_path, const char *path)
+{
+	char why[160] = "", what[64], reason[160];
+	const char *err = NULL, *base;
+	__u64 offs[4], dev, ino;
+	struct plan p = {};
+	enum role role;
+	struct stat st;
+	size_t i;
+	int fd, failed = 0;
+
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !remember(g, st.st_dev, st.st_ino)) {
+		close(fd);
+		return;
+	}
+	dev = st.st_dev;
+	ino = st.st_ino;
+	if (elfsym__offsets(fd, markers, 4, offs) <= 0) {
+		close(fd);
+		return;
+	}
+	role = offs[0] ? R_VK_ICD :
+	       offs[1] ? R_VK_LOADER :
+	       offs[2] ? R_CU :
+	       offs[3] ? R_HIP :
+			 R_NONE;
+	if (role == R_VK_ICD && !pid) {
+		close(fd); /* drivers are asked once the target has loaded them */
+		g->nr_libs--;
+		return;
+	}
+	plan_exports(&p, fd, role_api(role));
+	close(fd);
+	if (role == R_VK_ICD)
+		err = ask_driver(g, pid, path, dev, ino, &p, why, sizeof(why));
+	for (i = 0; i < p.n; i++)
+		if (attach_func(g, open_path, p.off[i], p.func[i]))
+			failed++;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(what, sizeof(what), "%s: %zu functions", role_what(role), p.n - failed);
+	snprintf(reason, sizeof(reason), "%s%s", path, pid ? "" : " (not loaded yet)");
+	if (p.n - failed == 0) {
+		snprintf(reason, sizeof(reason), "%s: %s", path,
+			 err	? err :
+			 failed ? strerror(errno) :
+				  "no functions to probe");
+		emit_probe(g, GMT_PROBE_FAILED, base, role_what(role), reason);
+		if (!g->o.quiet)
+			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);
+		return;
+	}
+	g->attached[role_api(role)]++;
+	emit_probe(g, GMT_PROBE_ATTACHED, base, what, reason);
+	if (!g->o.quiet)
+		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);
+}
+
+void gpulib__preattach(struct gpulib *g)
+{
+	char path[PATH_MAX], open_path[PATH_MAX + 32];
+	size_t d, n;
+
+	for (n = 0; n < sizeof(lib_names) / sizeof(lib_names[0]); n++)
+		for (d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+			snprintf(path, sizeof(path), "%s/%s", lib_dirs[d], lib_names[n]);
+			snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", g->o.pid, path);
+			if (!access(open_path, R_OK)) {
+				consider(g, 0, open_path, path);
+				break;
+			}
+		}
+}
+
+void gpulib__scan(struct gpulib *g, __u32 pid)
+{
+	unsigned long long start, end, pgoff, ino;
+	char maps[64], line[4096], open_path[PATH_MAX + 64];
+	unsigned int maj, min;
+	char perms[8];
+	int pos;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *path;
+		size_t i;
+		bool known = false;
+
+		pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+			   &maj, &min, &ino, &pos) < 7 ||
+		    !pos || perms[2] != 'x')
+			continue;
+		path = line + pos;
+		if (path[0] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		for (i = 0; i < g->nr_libs && !known; i++)
+			known = g->libs[i].ino == ino && g->libs[i].dev == makedev(maj, min);
+		if (known)
+			continue;
+		/* map_files reaches the very file mapped, in any mount namespace */
+		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", pid, start,
+			 end);
+		if (access(open_path, R_OK))
+			snprintf(open_path, sizeof(open_path), "/proc/%u/root%s", pid, path);
+		consider(g, pid, open_path, path);
+	}
+	fclose(f);
+}
+
+void gpulib__summary(struct gpulib *g)
+{
+	static const char *const names[GMT_API_NR] = { "", "vulkan", "cuda", "hip" };
+	static const char *const libs[GMT_API_NR] = { "", "libvulkan.so.1 or a Vulkan driver",
+						      "libcuda.so.1", "libamdhip64.so" };
+	char reason[160];
+	unsigned int api;
+
+	for (api = GMT_API_VK; api < GMT_API_NR; api++) {
+		if (g->attached[api])
+			continue;
+		snprintf(reason, sizeof(reason),
+			 "no %s in the target or on this system; one loaded later is attached "
+			 "then",
+			 libs[api]);
+		emit_probe(g, GMT_PROBE_SKIPPED, names[api], gpufuncs__api_name(api), reason);
+	}
+}
+
+void gpulib__free(struct gpulib *g)
+{
+	if (!g)
+		return;
+	while (g->nr_links)
+		bpf_link__destroy(g->links[--g->nr_links]);
+	free(g->links);
+	free(g->libs);
+	free(g);
+}

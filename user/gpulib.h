@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* GPU API libraries in the target: find them (loaded at start, dlopen'ed
+ * later, or on the system before the target loads them), tell which API each
+ * serves, and put the gpuapi uprobes on their allocation functions. Vulkan
+ * drivers are asked for their entry points and memory types through the
+ * gpumemtrace-vkinfo helper. */
+#ifndef GMT_GPULIB_H
+#define GMT_GPULIB_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "event.h"
+
+struct gpulib;
+struct bpf_program;
+
+struct gpulib_opts {
+	pid_t pid;
+	bool all_pids; /* -f: probes for every process, BPF keeps the targets */
+	bool quiet;    /* no "attached" lines on stderr */
+	struct bpf_program *enter, *ret;
+	gmt_sink_fn sink; /* PROBE and GPU_DEVICE records go here */
+	void *ctx;
+};
+
+struct gpulib *gpulib__new(const struct gpulib_opts *o);
+/* the system's copies of the usual libraries, before the target maps them:
+ * uprobes on a file apply from the moment it is mapped */
+void gpulib__preattach(struct gpulib *g);
+/* attach to GPU libraries newly mapped by pid; cheap when nothing changed */
+void gpulib__scan(struct gpulib *g, __u32 pid);
+/* one record for each API that has no library yet */
+void gpulib__summary(struct gpulib *g);
+void gpulib__free(struct gpulib *g);
+
+#endif

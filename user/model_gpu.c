@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* live GPU API allocations of a process, from GPU_CALL events */
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+#define SERIES_STEP_NS 10000000ull /* one point per 10 ms at most */
+
+/* handles of different classes may share a value: a device pointer and a
+ * VMM handle are unrelated numbers */
+enum gpu_class { C_MEMORY, C_VMM_PHYS, C_VMM_MAP, C_VA, C_GRAPH };
+
+static unsigned int kind_class(unsigned int kind)
+{
+	switch (kind) {
+	case GMT_GK_VMM_PHYS:
+		return C_VMM_PHYS;
+	case GMT_GK_VMM_MAP:
+		return C_VMM_MAP;
+	case GMT_GK_VA_RESERVE:
+		return C_VA;
+	case GMT_GK_GRAPH_EXEC:
+		return C_GRAPH;
+	default:
+		return C_MEMORY;
+	}
+}
+
+static size_t slot_of(__u64 handle, unsigned int cls, unsigned int api, size_t cap)
+{
+	__u64 h = (handle ^ ((__u64)cls << 56) ^ ((__u64)api << 60)) * 0x9e3779b97f4a7c15ull;
+
+	return (h >> 17) & (cap - 1);
+}
+
+static struct model_gpu_live *find(struct model_gpu *g, __u64 handle, unsigned int cls,
+				   unsigned int api)
+{
+	size_t i;
+
+	if (!g->live_cap)
+		return NULL;
+	for (i = slot_of(handle, cls, api, g->live_cap);; i = (i + 1) & (g->live_cap - 1)) {
+		struct model_gpu_live *l = &g->live[i];
+
+		if (!l->used)
+			return NULL;
+		if (l->used == 1 && l->handle == handle && l->cls == cls && l->api == api)
+			return l;
+	}
+}
+
+static int rehash(struct model_gpu *g)
+{
+	size_t cap = 256, i, j;
+	struct model_gpu_live *old = g->live, *v;
+
+	while (cap < (g->nr_live + 1) * 4)
+		cap *= 2;
+	v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (i = 0; i < g->live_cap; i++) {
+		if (old[i].used != 1)
+			continue;
+		for (j = slot_of(old[i].handle, old[i].cls, old[i].api, cap); v[j].used;
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = old[i];
+	}
+	free(old);
+	g->live = v;
+	g->live_cap = cap;
+	g->nr_slots = g->nr_live;
+	return 0;
+}
+
+/* used: 0 empty, 1 live, 2 freed (a tombstone the probe walks past) */
+static struct model_gpu_live *insert(struct model_gpu *g, __u64 handle, unsigned int cls,
+				     unsigned int api)
+{
+	size_t i;
+
+	if ((g->nr_slots + 1) * 2 > g->live_cap && rehash(g))
+		return NULL;
+	for (i = slot_of(handle, cls, api, g->live_cap); g->live[i].used == 1;
+	     i = (i + 1) & (g->live_cap - 1))
+		;
+	g->nr_slots += !g->live[i].used;
+	g->nr_live++;
+	return &g->live[i];
+}
+
+static void series_set(struct series *s, __u64 ts, __s64 v)
+{
+	struct series_point *p;
+
+	if (s->n && ts < s->p[s->n - 1].ts + SERIES_STEP_NS && s->n > 1) {
+		s->p[s->n - 1].v = v;
+		return;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+
+		p = realloc(s->p, cap * sizeof(*p));
+		if (!p)
+			return;
+		s->p = p;
+		s->cap = cap;
+	}
+	s->p[s->n++] = (struct series_point){ ts, v };
+}
+
+static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
+{
+	st->live_bytes += bytes;
+	st->live += count;
+	if (st->live_bytes > st->peak_bytes)
+		st->peak_bytes = st->live_bytes;
+	if (st->live > st->peak_live)
+		st->peak_live = st->live;
+	series_set(&st->series, ts, st->live_bytes);
+}
+
+static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_call *e,
+		     unsigned int kind)
+{
+	struct model_gpu_stat *st = &g->st[e->api][kind];
+	struct model_gpu_failure *f;
+	struct model_gpu_live *l;
+
+	if (e->result) {
+		st->failed++;
+		if (g->nr_fails == g->fails_cap) {
+			size_t cap = g->fails_cap ? g->fails_cap * 2 : 8;
+
+			f = realloc(g->fails, cap * sizeof(*f));
+			if (!f)
+				return;
+			g->fails = f;
+			g->fails_cap = cap;
+		}
+		f = &g->fails[g->nr_fails++];
+		*f = (struct model_gpu_failure){ .ts = e->hdr.ts_ns,
+						 .size = e->size,
+						 .tid = e->hdr.tid,
+						 .mem_type = e->mem_type,
+						 .stack_id = e->stack_id,
+						 .flags = e->flags,
+						 .result = e->result,
+						 .func = e->func,
+						 .api = e->api,
+						 .kind = kind };
+		for (unsigned int a = 0; a < GMT_API_NR; a++)
+			for (unsigned int k = 0; k < GMT_GK_NR; k++)
+				f->live_bytes[a][k] = g->st[a][k].live_bytes;
+		return;
+	}
+	st->allocs++;
+	st->alloc_bytes += e->size;
+	l = find(g, e->handle, kind_class(kind), e->api);
+	if (l) { /* a handle reused without a free we saw: the old one is gone */
+		account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
+		l->used = 2;
+		g->nr_live--;
+	}
+	l = insert(g, e->handle, kind_class(kind), e->api);
+	if (!l)
+		return;
+	*l = (struct model_gpu_live){ .handle = e->handle,
+				      .size = e->size,
+				      .ts = e->hdr.ts_ns,
+				      .stack_id = e->stack_id,
+				      .mem_type = e->mem_type,
+				      .flags = e->flags,
+				      .func = e->func,
+				      .api = e->api,
+				      .kind = kind,
+				      .cls = kind_class(kind),
+				      .used = 1 };
+	account(st, e->hdr.ts_ns, e->size, 1);
+	(void)m;
+}
+
+static void on_free(struct model_gpu *g, const struct gmt_gpu_call *e)
+{
+	struct model_gpu_live *l;
+
+	if (e->result)
+		return; /* a failed free frees nothing */
+	if (!e->handle)
+		return; /* freeing NULL is allowed and does nothing */
+	l = find(g, e->handle, kind_class(e->kind), e->api);
+	if (!l) {
+		g->unknown_frees++; /* allocated before tracing began */
+		return;
+	}
+	g->st[l->api][l->kind].frees++;
+	g->st[l->api][l->kind].freed_bytes += l->size;
+	account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
+	l->used = 2;
+	g->nr_live--;
+}
+
+void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e)
+{
+	struct model_gpu *g = p->gpu;
+	unsigned int kind = e->kind;
+
+	if (e->api >= GMT_API_NR || kind >= GMT_GK_NR)
+		return;
+	if (!g && !(g = p->gpu = calloc(1, sizeof(*g))))
+		return;
+	g->calls++;
+	if (kind == GMT_GK_VK_MEMORY && e->op == GMT_GOP_ALLOC)
+		kind = model__vk_kind(m, e->mem_type);
+	switch (e->op) {
+	case GMT_GOP_ALLOC:
+		on_alloc(m, g, e, kind);
+		break;
+	case GMT_GOP_FREE:
+		on_free(g, e);
+		break;
+	case GMT_GOP_MAP:
+		g->maps += !e->result;
+		break;
+	case GMT_GOP_UNMAP:
+		g->unmaps++;
+		break;
+	case GMT_GOP_INFO:
+		if (e->result)
+			break;
+		if (!g->info_seen || e->aux < g->info_min_free)
+			g->info_min_free = e->aux;
+		g->info_seen = true;
+		g->info_free = e->aux;
+		g->info_total = e->aux2;
+		g->info_ts = e->hdr.ts_ns;
+		break;
+	}
+}
+
+void model_gpu__free(struct model_gpu *g)
+{
+	if (!g)
+		return;
+	for (unsigned int a = 0; a < GMT_API_NR; a++)
+		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+			free(g->st[a][k].series.p);
+	free(g->live);
+	free(g->fails);
+	free(g);
+}

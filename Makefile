@@ -93,6 +93,20 @@ $(OUTPUT)/tests/vkalloc: tests/vkalloc.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lvulkan -o $@
 
+$(OUTPUT)/tests/gpuwork: tests/gpuwork.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -ldl -o $@
+
+# stand-ins for libcuda.so.1 and libamdhip64.so, in a folder of their own
+FAKE_LIBS := $(OUTPUT)/tests/fake/libcuda.so.1 $(OUTPUT)/tests/fake/libamdhip64.so
+$(OUTPUT)/tests/fake/libcuda.so.1: tests/fake/cuda.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
+
+$(OUTPUT)/tests/fake/libamdhip64.so: tests/fake/hip.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared $< -o $@
+
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
@@ -102,7 +116,7 @@ deps:
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
-		$(OUTPUT)/tests/workload-static
+		$(OUTPUT)/tests/workload-static $(FAKE_LIBS)
 	$(Q)tests/run.sh
 
 run: deps
@@ -110,7 +124,7 @@ run: deps
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c helper/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c tests/fake/*.c helper/*.c
 
 clean:
 	$(call msg,CLEAN)

@@ -321,3 +321,139 @@ test_vm_kernel_6_1() {
 test_vm_kernel_6_12() {
 	vm_kernel_check 6.12
 }
+
+# GPU APIs. Vulkan is Mesa's lavapipe behind the real loader; CUDA and HIP are
+# the stand-in libraries of tests/fake, dlopen'ed by tests/gpuwork.
+VK=$ROOT/.output/tests/vkalloc
+GW=$ROOT/.output/tests/gpuwork
+FAKE=$ROOT/.output/tests/fake
+
+need_lavapipe() {
+	"$VK" --loader 0 --direct 0 >/dev/null 2>&1 ||
+		skip "no Vulkan device (mesa-vulkan-drivers' lavapipe is installed by make deps)"
+}
+
+# the Vulkan report in $1 against vkalloc's summary in $2
+check_vulkan() {
+	local r=$1 wl=$2 k='.processes[0].gpu.by_kind[] | select(.api == "Vulkan")'
+	expect '[ "$(jqr "[$k] | length" "$r")" = 1 ]' "one Vulkan kind" || return 1
+	expect '[ "$(jqr "$k | .kind" "$r")" = device ]' "lavapipe's one type is device-local" ||
+		return 1
+	expect '[ "$(jqr "$k | .allocs" "$r")" = "$(jqr .allocs "$wl")" ]' "allocations" || return 1
+	expect '[ "$(jqr "$k | .frees" "$r")" = "$(jqr .frees "$wl")" ]' "frees" || return 1
+	expect '[ "$(jqr "$k | .alloc_bytes" "$r")" = "$(jqr .bytes "$wl")" ]' "bytes" || return 1
+	expect '[ "$(jqr "$k | .live_bytes" "$r")" = "$(jqr .live_bytes "$wl")" ]' "live" || return 1
+	expect '[ "$(jqr "$k | .failed" "$r")" = 1 ]' "one failure" || return 1
+	expect '[ "$(jqr .processes[0].gpu.unknown_frees "$r")" = 0 ]' "no unmatched free" || return 1
+	expect '[ "$(jqr .processes[0].gpu.maps "$r")" = 1 ]' "one map" || return 1
+	expect '[ "$(jqr .processes[0].gpu.unmaps "$r")" = 1 ]' "one unmap" || return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].result "$r")" = "$(jqr .fail_result "$wl")" ]' ||
+		return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].result_name "$r")" = VK_ERROR_OUT_OF_DEVICE_MEMORY ]' ||
+		return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].size_bytes "$r")" = "$(jqr .fail_size "$wl")" ]' ||
+		return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].stack[0].symbol "$r")" = alloc_impossible ]' "failure stack: $(jq -c .processes[0].gpu.failures "$r")" ||
+		return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].live_total_bytes "$r")" = "$(jqr .live_bytes "$wl")" ]' \
+		"live total at the failure" || return 1
+	# each path's live bytes under the stack that made them
+	expect '[ "$(jq "[.processes[0].gpu.live_by_stack[] | select(.stack[0].symbol == \"alloc_via_loader\") | .bytes] | add" "$r")" = "$(jqr .live_loader_bytes "$wl")" ]' \
+		"live bytes allocated through the loader" || return 1
+	expect '[ "$(jq "[.processes[0].gpu.live_by_stack[] | select(.stack[0].symbol == \"alloc_direct\") | .bytes] | add" "$r")" = "$(jqr .live_direct_bytes "$wl")" ]' \
+		"live bytes allocated through vkGetDeviceProcAddr pointers" || return 1
+	expect '[ "$(jqr ".gpu_devices[0].driver" "$r")" = libvulkan_lvp.so ]' "the driver's device" ||
+		return 1
+	expect '[ "$(jqr ".gpu_devices[0].memory_types[0].flags" "$r")" = "device-local|host-visible|host-coherent|host-cached" ]'
+}
+
+# -p on a running Vulkan program: the loader and the driver in its maps
+test_gpu_vulkan_attach_pid() {
+	need_root
+	need_lavapipe
+	mkfifo "$T/go" "$T/done" "$T/ready"
+	"$VK" --ready "$T/ready" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 \
+		--dedicated &
+	local pid=$!
+	read -r _ <"$T/ready" # the device exists: the driver is mapped
+	start_tracer --json -p "$pid" || return 1
+	expect 'grep -q "attached Vulkan driver" "$T/gmt.err"' "attached to lavapipe" || return 1
+	expect 'grep -q "attached Vulkan loader" "$T/gmt.err"' "attached to the loader" || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_vulkan "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr .processes[0].gpu.dedicated_allocs "$T/gmt.out")" = 1 ]' "dedicated"
+}
+
+# -- CMD: the loader is probed before it loads; the driver when it is mapped
+test_gpu_vulkan_spawn() {
+	need_root
+	need_lavapipe
+	mkfifo "$T/go" "$T/done"
+	GMT_READY="attached Vulkan driver" start_tracer --json -- "$VK" --wait "$T/go" \
+		--out "$T/done" || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_vulkan "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr .processes[0].gpu.dedicated_allocs "$T/gmt.out")" = 0 ]' "none dedicated"
+}
+
+# the CUDA stand-in dlopen'ed after the tracer started: attached on its mmap
+test_gpu_cuda_dlopen() {
+	need_root
+	mkfifo "$T/go" "$T/done"
+	GMT_READY="attached CUDA driver API" start_tracer --json -- "$GW" --lib "$FAKE/libcuda.so.1" \
+		--wait "$T/go" --out "$T/done" --n 10 || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	local r=$T/gmt.out g='.processes[0].gpu'
+	check_gpu_kinds "$r" "$T/wl.json" || return 1
+	expect '[ "$(jqr "$g.unknown_frees" "$r")" = 0 ]' "every free matched" || return 1
+	expect '[ "$(jqr "$g.failures | length" "$r")" = 1 ]' "one failure" || return 1
+	expect '[ "$(jqr "$g.failures[0].result_name" "$r")" = CUDA_ERROR_OUT_OF_MEMORY ]' || return 1
+	expect '[ "$(jqr "$g.failures[0].call" "$r")" = cuMemAlloc_v2 ]' || return 1
+	expect '[ "$(jqr "$g.failures[0].size_bytes" "$r")" = $((1 << 50)) ]' || return 1
+	expect '[ "$(jqr "[$g.failures[0].stack[].symbol] | join(\" \")" "$r")" = "alloc_too_much cuda_script main " ]' \
+		"failure stack: $(jq -c "[$g.failures[0].stack[].symbol]" "$r")" || return 1
+	# the ten cuMemAlloc_v2 of 1..10 MiB, the first five freed: 6+..+10 MiB live
+	expect '[ "$(jqr "[$g.live_by_stack[] | select(.stack[0].symbol == \"alloc_weights\")][0] | [.count, .bytes] | join(\" \")" "$r")" = "5 $((40 * MIB))" ]' \
+		"live cuMemAlloc_v2 under alloc_weights" || return 1
+	expect '[ "$(jqr "$g.device_memory.total_bytes" "$r")" = $((80 << 30)) ]' "cuMemGetInfo" ||
+		return 1
+	expect '[ "$(jqr ".probes[] | select(.name == \"libcuda.so.1\") | .status" "$r")" = attached ]'
+}
+
+# -p on a program that loaded the HIP stand-in before the tracer came
+test_gpu_hip_attach_pid() {
+	need_root
+	mkfifo "$T/go" "$T/done" "$T/ready"
+	"$GW" --api hip --lib "$FAKE/libamdhip64.so" --ready "$T/ready" --wait "$T/go" \
+		--out "$T/done" &
+	local pid=$!
+	read -r _ <"$T/ready"
+	start_tracer --json -p "$pid" || return 1
+	expect 'grep -q "attached HIP runtime" "$T/gmt.err"' || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_gpu_kinds "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].result_name "$T/gmt.out")" = hipErrorOutOfMemory ]'
+}
+
+# a recording replays to the same report: the stacks travel in the file
+test_gpu_record_replay_identical() {
+	need_root
+	local f=$T/gpu.gmt
+	mkfifo "$T/go"
+	GMT_READY="attached CUDA driver API" start_tracer record -o "$f" -- "$GW" \
+		--lib "$FAKE/libcuda.so.1" --n 4 --wait "$T/go" --out /dev/null || return 1
+	echo go >"$T/go"
+	wait_tracer || return 1
+	"$GMT" replay "$f" >"$T/replay.txt" || return 1
+	cp "$T/gmt.out" "$T/live.txt"
+	expect 'cmp -s "$T/live.txt" "$T/replay.txt"' "identical reports" || return 1
+	expect 'grep -q "GPU API calls" "$T/replay.txt"' "the GPU section is there"
+}

@@ -21,8 +21,10 @@ need_root() {
 }
 
 # start_tracer ARGS...: gpumemtrace in the background (GMT_PID), report on
-# $T/gmt.out, messages on $T/gmt.err; returns once it says it is tracing
+# $T/gmt.out, messages on $T/gmt.err; returns once it says it is tracing, or
+# once it prints a line matching $GMT_READY when that is set
 start_tracer() {
+	local ready=${GMT_READY:-tracing pid}
 	local line
 	mkfifo "$T/gmt.fifo"
 	"$GMT" "$@" >"$T/gmt.out" 2>"$T/gmt.fifo" &
@@ -30,12 +32,12 @@ start_tracer() {
 	exec 3<"$T/gmt.fifo"
 	while IFS= read -r -t 60 line <&3; do
 		echo "$line" >>"$T/gmt.err"
-		if [[ $line == *"tracing pid"* ]]; then
+		if [[ $line == *"$ready"* ]]; then
 			cat <&3 >>"$T/gmt.err" &
 			return 0
 		fi
 	done
-	echo "# gpumemtrace did not start tracing: $(cat "$T/gmt.err")"
+	echo "# gpumemtrace did not say '$ready': $(cat "$T/gmt.err")"
 	return 1
 }
 
@@ -93,4 +95,15 @@ check_growth() {
 		.size_bytes >= $MIB) | select(any(.stack[]?; .symbol == \"grow_step\") | not)]
 		| length" "$report")
 	expect "[ $nostack = 0 ]" "every step's mmap has a stack naming grow_step" || return 1
+}
+
+# the report's gpu.by_kind entries in $1 (process $3) against the ones a test
+# program expected in $2: every field it names, exactly
+check_gpu_kinds() {
+	local report=$1 wl=$2 i=${3:-0} api want got
+	api=$(jqr .api "$wl")
+	want=$(jq -c '[.by_kind[]] | sort_by(.kind)' "$wl")
+	got=$(jq -c --arg api "$api" "[.processes[$i].gpu.by_kind[]? | select(.api == \$api) |
+		{kind, allocs, frees, failed, alloc_bytes, live_bytes}] | sort_by(.kind)" "$report")
+	expect '[ "$want" = "$got" ]' "by kind: made $want, seen $got"
 }

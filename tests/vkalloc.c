@@ -5,10 +5,11 @@
  * the loader; frees half of each through the other path; maps one; asks for
  * an impossible size; then prints what it did as JSON.
  *
- *   vkalloc [--wait FIFO] [--out FILE] [--loader N] [--direct N] [--unit BYTES]
+ *   vkalloc [--ready FIFO] [--wait FIFO] [--out FILE] [--loader N] [--direct N] [--unit BYTES]
  *           [--dedicated] [--hold FIFO]
  *
- * --wait FIFO  read one byte before allocating (the device already exists)
+ * --ready FIFO write a line once the device exists (the driver is mapped)
+ * --wait FIFO  read one byte before allocating
  * --hold FIFO  read one byte before exiting, with the live half still live */
 #include <stdint.h>
 #include <stdio.h>
@@ -81,9 +82,10 @@ __attribute__((noinline)) static VkResult alloc_impossible(VkDeviceSize size)
 
 int main(int argc, char **argv)
 {
-	const char *wait = NULL, *hold = NULL, *out = NULL;
+	const char *wait = NULL, *hold = NULL, *out = NULL, *ready = NULL;
 	int loader_n = 4, direct_n = 4, dedicated = 0, i;
-	uint64_t unit = 1 << 20, bytes = 0, live_bytes = 0, freed = 0;
+	uint64_t unit = 1 << 20, bytes = 0, live_bytes = 0, freed = 0, live_loader = 0,
+		 live_direct = 0;
 	VkDeviceMemory mem[MAX_ALLOCS];
 	uint64_t size[MAX_ALLOCS];
 	int n = 0, frees = 0;
@@ -99,6 +101,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--wait"))
 			wait = v, i++;
+		else if (!strcmp(argv[i], "--ready"))
+			ready = v, i++;
 		else if (!strcmp(argv[i], "--hold"))
 			hold = v, i++;
 		else if (!strcmp(argv[i], "--out"))
@@ -140,6 +144,10 @@ int main(int argc, char **argv)
 	direct_free = (PFN_vkFreeMemory)vkGetDeviceProcAddr(dev, "vkFreeMemory");
 	if (!direct_alloc || !direct_free)
 		die("vkGetDeviceProcAddr", VK_ERROR_UNKNOWN);
+	if (ready && (f = fopen(ready, "w"))) {
+		fprintf(f, "ready\n");
+		fclose(f);
+	}
 	wait_fifo(wait);
 
 	for (i = 0; i < loader_n; i++) {
@@ -162,16 +170,22 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		bytes += size[i];
-	if ((r = vkMapMemory(dev, mem[0], 0, VK_WHOLE_SIZE, 0, &p)))
+	if (n && (r = vkMapMemory(dev, mem[0], 0, VK_WHOLE_SIZE, 0, &p)))
 		die("vkMapMemory", r);
-	memset(p, 1, 4096);
-	vkUnmapMemory(dev, mem[0]);
+	if (n) {
+		memset(p, 1, 4096);
+		vkUnmapMemory(dev, mem[0]);
+	}
 	/* the first half of each group, freed through the other path */
 	for (i = 0; i < loader_n / 2; i++, frees++)
 		direct_free(dev, mem[i], NULL), freed += size[i];
 	for (i = loader_n; i < loader_n + direct_n / 2; i++, frees++)
 		vkFreeMemory(dev, mem[i], NULL), freed += size[i];
 	live_bytes = bytes - freed;
+	for (i = loader_n / 2; i < loader_n; i++)
+		live_loader += size[i];
+	for (i = loader_n + direct_n / 2; i < n; i++)
+		live_direct += size[i];
 	/* more than any heap: the driver must refuse */
 	uint64_t huge = 1ull << 50;
 	r = alloc_impossible(huge);
@@ -181,10 +195,12 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(f,
 		"{\"allocs\": %d, \"bytes\": %llu, \"frees\": %d, \"freed_bytes\": %llu, "
-		"\"live\": %d, \"live_bytes\": %llu, \"maps\": 1, \"fail_size\": %llu, "
-		"\"fail_result\": %d, \"dedicated\": %d, \"handles\": [",
+		"\"live\": %d, \"live_bytes\": %llu, \"maps\": %d, \"fail_size\": %llu, "
+		"\"fail_result\": %d, \"dedicated\": %d, \"live_loader_bytes\": %llu, "
+		"\"live_direct_bytes\": %llu, \"handles\": [",
 		n, (unsigned long long)bytes, frees, (unsigned long long)freed, n - frees,
-		(unsigned long long)live_bytes, (unsigned long long)huge, r, dedicated);
+		(unsigned long long)live_bytes, !!n, (unsigned long long)huge, r, dedicated,
+		(unsigned long long)live_loader, (unsigned long long)live_direct);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)(uintptr_t)mem[i]);
 	fprintf(f, "]}\n");

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "gpumemtrace.skel.h"
+#include "gpulib.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
@@ -35,6 +36,7 @@ struct attach {
 	size_t nr_links;
 	struct gmt_probe probes[MAX_GROUPS + 2];
 	bool manual_ready;
+	struct gpulib *gpu;
 	size_t nr_probes;
 };
 
@@ -429,6 +431,11 @@ bool attach__gpu_ready(const struct attach *a)
 	return a->manual_ready;
 }
 
+void attach__adopt_gpulib(struct attach *a, struct gpulib *g)
+{
+	a->gpu = g;
+}
+
 bool attach__spawned(const struct attach *a)
 {
 	return a->spawned;
@@ -459,6 +466,7 @@ void attach__free(struct attach *a)
 {
 	if (!a)
 		return;
+	gpulib__free(a->gpu);
 	while (a->nr_links)
 		bpf_link__destroy(a->links[--a->nr_links]);
 	gmt_bpf__destroy(a->skel);

@@ -30,6 +30,10 @@ pid_t attach__target(const struct attach *a);
 /* the gpuapi programs loaded: gpulib may attach them */
 bool attach__gpu_ready(const struct attach *a);
 bool attach__spawned(const struct attach *a);
+struct gpulib;
+/* its uprobes go when the attach does: after the report, since taking
+ * hundreds of uprobes down takes seconds */
+void attach__adopt_gpulib(struct attach *a, struct gpulib *g);
 /* a pidfd of the target: readable once it has exited */
 int attach__pidfd(const struct attach *a);
 struct gmt_bpf *attach__skel(const struct attach *a);

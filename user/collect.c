@@ -522,6 +522,7 @@ static void start_gpu(struct collect *c)
 	c->gpu = gpulib__new(&go);
 	if (!c->gpu)
 		return;
+	attach__adopt_gpulib(c->a, c->gpu);
 	/* a started command has not run yet: what it maps comes with its mmaps */
 	if (!c->o->spawned)
 		gpulib__scan(c->gpu, go.pid);
@@ -612,7 +613,6 @@ out:
 	if (sigfd >= 0)
 		close(sigfd);
 	ring_buffer__free(c->rb);
-	gpulib__free(c->gpu);
 	symbolizer__free(c->sym);
 	free_stacks(c);
 	free(c);

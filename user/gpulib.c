@@ -368,6 +368,11 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 			 err	? err :
 			 failed ? strerror(errno) :
 				  "no functions to probe");
+		/* the loader opens every installed driver; most have no device here */
+		if (err && strstr(err, "no device")) {
+			emit_probe(g, GMT_PROBE_SKIPPED, base, role_what(role), reason);
+			return;
+		}
 		emit_probe(g, GMT_PROBE_FAILED, base, role_what(role), reason);
 		if (!g->o.quiet)
 			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);

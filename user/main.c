@@ -332,6 +332,7 @@ static int trace(const struct args *a)
 		goto out;
 	}
 	print_report(p.model, a, NULL);
+	fflush(stdout);
 	ret = 0;
 out:
 	werr = tracefile__close(p.writer);

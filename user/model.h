@@ -95,7 +95,8 @@ struct model_gpu {
 	struct model_gpu_failure *fails;
 	size_t nr_fails, fails_cap;
 	__u64 calls, unknown_frees, maps, unmaps;
-	bool info_seen; /* cuMemGetInfo: the device's free and total */
+	__u64 dedicated, imported, exported; /* Vulkan allocations so marked */
+	bool info_seen;			     /* cuMemGetInfo: the device's free and total */
 	__u64 info_free, info_total, info_ts, info_min_free;
 };
 

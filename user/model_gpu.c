@@ -159,6 +159,9 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 	}
 	st->allocs++;
 	st->alloc_bytes += e->size;
+	g->dedicated += !!(e->flags & (GMT_GF_DEDICATED_IMAGE | GMT_GF_DEDICATED_BUFFER));
+	g->imported += !!(e->flags & (GMT_GF_IMPORT_FD | GMT_GF_IMPORT_HOST | GMT_GF_IMPORT_OTHER));
+	g->exported += !!(e->flags & GMT_GF_EXPORT);
 	l = find(g, e->handle, kind_class(kind), e->api);
 	if (l) { /* a handle reused without a free we saw: the old one is gone */
 		account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);

@@ -215,6 +215,11 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 	if (g->unknown_frees)
 		fprintf(out, "    %llu frees of memory allocated before tracing began\n",
 			(unsigned long long)g->unknown_frees);
+	if (g->dedicated || g->imported || g->exported)
+		fprintf(out,
+			"    Vulkan allocations: %llu dedicated, %llu imported, %llu exportable\n",
+			(unsigned long long)g->dedicated, (unsigned long long)g->imported,
+			(unsigned long long)g->exported);
 	if (g->maps || g->unmaps)
 		fprintf(out, "    %llu maps, %llu unmaps (vkMapMemory)\n",
 			(unsigned long long)g->maps, (unsigned long long)g->unmaps);
@@ -397,6 +402,9 @@ struct json_object *gpu_json(const struct model *m, const struct model_proc *p)
 		add(o, "live_total_bytes", i64(gpu_live_total(live)));
 	}
 	add(o, "unknown_frees", u64(g->unknown_frees));
+	add(o, "dedicated_allocs", u64(g->dedicated));
+	add(o, "imported_allocs", u64(g->imported));
+	add(o, "exported_allocs", u64(g->exported));
 	add(o, "maps", u64(g->maps));
 	add(o, "unmaps", u64(g->unmaps));
 	if (g->info_seen) {

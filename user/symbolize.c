@@ -320,11 +320,35 @@ static const struct mapping *find_mapping(const struct proc_maps *pm, __u64 ip)
 
 void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 {
-	struct proc_maps *pm;
+	struct proc_maps *pm, *old = NULL, **pp;
+	char path[64];
 	size_t i;
 
-	symbolizer__invalidate(s, pid);
+	/* a process that has exited keeps the maps last read: events are often
+	 * read after their process is gone */
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (access(path, R_OK))
+		return;
+	for (pp = &s->procs; *pp; pp = &(*pp)->next)
+		if ((*pp)->pid == pid) {
+			old = *pp;
+			*pp = old->next;
+			break;
+		}
 	pm = load_maps(s, pid);
+	if (!pm || !pm->nr) {
+		if (pm) { /* read as the process exited: keep what we knew */
+			s->procs = pm->next;
+			maps_free(pm);
+		}
+		if (old) {
+			old->next = s->procs;
+			s->procs = old;
+		}
+		return;
+	}
+	if (old)
+		maps_free(old);
 	for (i = 0; pm && i < pm->nr; i++)
 		get_elf(s, pid, &pm->maps[i]);
 }

@@ -107,6 +107,15 @@ $(OUTPUT)/tests/fake/libamdhip64.so: tests/fake/hip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared $< -o $@
 
+# gpuwork stripped, its symbols in a separate debug file: found by
+# .gnu_debuglink (-dl) or by build id (-bid, the test puts it in place)
+STRIPPED := $(OUTPUT)/tests/stripped/gpuwork-dl $(OUTPUT)/tests/stripped/gpuwork-bid
+$(OUTPUT)/tests/stripped/gpuwork-%: $(OUTPUT)/tests/gpuwork
+	$(call msg,STRIP,$@)
+	$(Q)mkdir -p $(@D) && objcopy --only-keep-debug $< $@.debug && \
+		objcopy --strip-all $< $@ && \
+		if [ $* = dl ]; then cd $(@D) && objcopy --add-gnu-debuglink=gpuwork-dl.debug $(@F); fi
+
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lpthread -o $@
@@ -116,7 +125,7 @@ deps:
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
-		$(OUTPUT)/tests/workload-static $(FAKE_LIBS)
+		$(OUTPUT)/tests/workload-static $(FAKE_LIBS) $(STRIPPED)
 	$(Q)tests/run.sh
 
 run: deps
@@ -129,3 +138,16 @@ format:
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) gpumemtrace gpumemtrace-vkinfo
+
+# bench/gpuapi.sh's floor: empty uprobes, loaded by a small libbpf program
+$(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-Ivmlinux/$(ARCH) -c $< -o $@
+
+$(OUTPUT)/bench/floor: bench/floor.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
+
+bench: all $(OUTPUT)/bench/floor $(OUTPUT)/bench/floor.bpf.o $(OUTPUT)/tests/gpuwork \
+	$(OUTPUT)/tests/workload $(FAKE_LIBS)

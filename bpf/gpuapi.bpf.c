@@ -135,31 +135,14 @@ static __always_inline void vk_alloc_info(struct gmt_gpu_call *e, __u64 info)
 	}
 }
 
-SEC("uretprobe")
-int gpu_return(struct pt_regs *ctx)
+/* everything but the stack, from the saved arguments and the result */
+static __always_inline void fill(struct gmt_gpu_call *e, struct gpu_frame *f, __u64 ret)
 {
-	__u32 shape, op, ok;
-	struct gpu_frame *f;
-	struct gmt_gpu_call *e;
-	__u64 *a, ret;
-	long n;
+	__u32 shape = GMT_COOKIE_SHAPE(f->cookie), ok;
+	__u64 *a = f->args;
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	f = frame(false);
-	if (!f || !f->depth)
-		return 0;
-	if (--f->depth)
-		return 0;
-	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_GPU_CALL, GMT_SRC_GPU);
-	if (!e)
-		return 0;
-	a = f->args;
-	ret = PT_REGS_RC(ctx);
-	shape = GMT_COOKIE_SHAPE(f->cookie);
-	op = GMT_COOKIE_OP(f->cookie);
 	e->api = GMT_COOKIE_API(f->cookie);
-	e->op = op;
+	e->op = GMT_COOKIE_OP(f->cookie);
 	e->kind = GMT_COOKIE_KIND(f->cookie);
 	e->pad0 = 0;
 	e->func = GMT_COOKIE_FUNC(f->cookie);
@@ -227,13 +210,40 @@ int gpu_return(struct pt_regs *ctx)
 			e->aux = read_u64(a[5]);
 		break;
 	}
+}
+
+SEC("uretprobe")
+int gpu_return(struct pt_regs *ctx)
+{
+	struct gmt_gpu_call *e;
+	struct gpu_frame *f;
+	long n;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	f = frame(false);
+	if (!f || !f->depth)
+		return 0;
+	if (--f->depth)
+		return 0;
+	if (GMT_COOKIE_OP(f->cookie) != GMT_GOP_ALLOC) {
+		/* frees, maps, queries: no stack, a small record */
+		e = gmt_reserve(sizeof(*e), GMT_EV_GPU_CALL, GMT_SRC_GPU);
+		if (!e)
+			return 0;
+		fill(e, f, PT_REGS_RC(ctx));
+		gmt_submit(e);
+		return 0;
+	}
+	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_GPU_CALL, GMT_SRC_GPU);
+	if (!e)
+		return 0;
+	fill(e, f, PT_REGS_RC(ctx));
 	/* at the return the caller's frame is live: the stack starts in the
 	 * caller, which an entry probe would skip in a frameless wrapper */
-	if (op == GMT_GOP_ALLOC) {
-		n = bpf_get_stack(ctx, e->ips, GMT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
-		if (n > 0)
-			e->nr_ips = n / sizeof(__u64);
-	}
+	n = bpf_get_stack(ctx, e->ips, GMT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+	if (n > 0)
+		e->nr_ips = n / sizeof(__u64);
 	e->hdr.len = sizeof(*e) + e->nr_ips * sizeof(__u64);
 	gmt_submit(e);
 	return 0;

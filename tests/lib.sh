@@ -26,6 +26,7 @@ need_root() {
 start_tracer() {
 	local ready=${GMT_READY:-tracing pid}
 	local line
+	rm -f "$T/gmt.fifo" "$T/gmt.err"
 	mkfifo "$T/gmt.fifo"
 	"$GMT" "$@" >"$T/gmt.out" 2>"$T/gmt.fifo" &
 	GMT_PID=$!

@@ -341,6 +341,8 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 	}
 	if (groups[g].manual) {
 		a->manual_ready = true;
+		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what,
+			  "loaded; put on each GPU library's functions as it is found");
 		return;
 	}
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {

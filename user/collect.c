@@ -110,6 +110,12 @@ static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips,
 	struct sym_result r;
 	unsigned int i;
 
+	/* a frame-pointer walk that leaves code built without them (Python,
+	 * glibc) ends in stack addresses and garbage: drop unmapped frames at
+	 * the end, keep those between known ones (JIT code) */
+	while (n > 1 && symbolizer__resolve(c->sym, pid, ips[n - 1], &r) == -ENOENT)
+		n--;
+	off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
 	for (i = 0; i < n; i++) {
 		symbolizer__resolve(c->sym, pid, ips[i], &r);
 		s->frames[i].ip = ips[i];
@@ -559,7 +565,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	c->a = a;
 	c->o = o;
 	c->ncpus = libbpf_num_possible_cpus();
-	c->sym = symbolizer__new();
+	c->sym = symbolizer__new(o->debug_dir);
 	c->rb = ring_buffer__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c, NULL);
 	if (!c->rb || !c->sym || c->ncpus <= 0) {
 		snprintf(err, size, "setting up the ring buffer failed: %s", strerror(errno));

@@ -19,6 +19,7 @@ struct collect_opts {
 	/* called at least once a second, for the recorder's flush */
 	void (*tick)(void *ctx, __u64 now_ns);
 	bool quiet;
+	const char *debug_dir; /* separate debug files; NULL: /usr/lib/debug */
 };
 
 /* runs until the target exits, SIGINT/SIGTERM or the duration; the stream

@@ -27,6 +27,7 @@ struct args {
 	char **argv;
 	const char *output;
 	const char *input;
+	const char *debug_dir;
 	double duration, interval;
 	bool json, verbose, quiet, follow;
 	unsigned int ringbuf_mb;
@@ -59,7 +60,7 @@ static const char doc[] =
 	"\n"
 	"OPTIONS:";
 
-enum { OPT_JSON = 1000, OPT_RINGBUF };
+enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
@@ -70,6 +71,10 @@ static const struct argp_option options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print the report as JSON (fields: docs/json.md)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the kernel ring buffer (default 8); raise it when events are lost", 0 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
+	  "Where separate debug files are (by build id or .gnu_debuglink; default "
+	  "/usr/lib/debug, in the target's root)",
+	  0 },
 	{ "quiet", 'q', NULL, 0, "No progress messages on standard error", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's debug log and the verifier's output", 0 },
 	{},
@@ -129,6 +134,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->ringbuf_mb = parse_int(arg, "--ringbuf-mb", 1024, state);
 		if (a->ringbuf_mb & (a->ringbuf_mb - 1))
 			argp_error(state, "--ringbuf-mb must be a power of two");
+		break;
+	case OPT_DEBUG_DIR:
+		if (arg[0] != '/' || strlen(arg) > 200)
+			argp_error(state, "--debug-dir needs an absolute path (at most 200 bytes)");
+		a->debug_dir = arg;
 		break;
 	case 'q':
 		a->quiet = true;
@@ -299,6 +309,7 @@ static int trace(const struct args *a)
 		.ctx = &p,
 		.tick = pipeline_tick,
 		.quiet = a->quiet,
+		.debug_dir = a->debug_dir,
 	};
 	struct attach *at = NULL;
 	char err[512], cmdline[4096];

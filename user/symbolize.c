@@ -43,13 +43,20 @@ struct proc_maps {
 struct symbolizer {
 	struct proc_maps *procs;
 	struct elf_file *files;
+	char debug_dir[256]; /* separate debug files, as gdb's debug-file-directory */
 };
 
-struct symbolizer *symbolizer__new(void)
+struct symbolizer *symbolizer__new(const char *debug_dir)
 {
+	struct symbolizer *s;
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	return calloc(1, sizeof(struct symbolizer));
+	s = calloc(1, sizeof(struct symbolizer));
+	if (s)
+		snprintf(s->debug_dir, sizeof(s->debug_dir), "%s",
+			 debug_dir ? debug_dir : "/usr/lib/debug");
+	return s;
 }
 
 static void maps_free(struct proc_maps *pm)
@@ -174,11 +181,115 @@ static void read_symtab(struct elf_file *ef, Elf *elf, Elf_Scn *scn, GElf_Shdr *
 	ef->syms = v;
 }
 
-/* .symtab when the file has one (not stripped), else .dynsym */
-static void load_elf(struct elf_file *ef, int fd)
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name, GElf_Shdr *out)
 {
-	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
-	GElf_Shdr sh, dyn_sh, tab_sh;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, out) || out->sh_type != type)
+			continue;
+		n = elf_strptr(elf, shstrndx, out->sh_name);
+		if (!name || (n && !strcmp(n, name)))
+			return scn;
+	}
+	return NULL;
+}
+
+/* the GNU build id as hex, from .note.gnu.build-id; false if none */
+static bool build_id(Elf *elf, char *hex, size_t size)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, SHT_NOTE, ".note.gnu.build-id", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t off = 0, name_off, desc_off, i;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz * 2 + 1 > size)
+			continue;
+		for (i = 0; i < nh.n_descsz; i++)
+			sprintf(hex + 2 * i, "%02x", ((unsigned char *)d->d_buf)[desc_off + i]);
+		return nh.n_descsz > 1;
+	}
+	return false;
+}
+
+/* .gnu_debuglink: the debug file's name (the CRC after it is not checked:
+ * the build id, when there is one, is tried first) */
+static bool debuglink(Elf *elf, char *name, size_t size)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+
+	if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+		return false;
+	snprintf(name, size, "%s", (const char *)d->d_buf);
+	return name[0] && !strchr(name, '/');
+}
+
+static void read_best_symtab(struct elf_file *ef, Elf *elf)
+{
+	Elf_Scn *dyn, *tab;
+	GElf_Shdr dyn_sh, tab_sh;
+
+	tab = find_section(elf, SHT_SYMTAB, NULL, &tab_sh);
+	dyn = find_section(elf, SHT_DYNSYM, NULL, &dyn_sh);
+	if (tab)
+		read_symtab(ef, elf, tab, &tab_sh);
+	if (!ef->nr_syms && dyn) {
+		free(ef->syms);
+		ef->syms = NULL;
+		read_symtab(ef, elf, dyn, &dyn_sh);
+	}
+}
+
+/* a separate debug file's .symtab, for a stripped file: by build id under
+ * the debug directory, then by .gnu_debuglink beside the file, in .debug/
+ * and under the debug directory (as gdb looks). `root` is the target's. */
+static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf, const char *root,
+			    const char *path)
+{
+	char id[128], name[256], dir[2048], cand[3][6600];
+	const char *slash = strrchr(path, '/');
+	size_t i, n = 0;
+
+	if (build_id(elf, id, sizeof(id)))
+		snprintf(cand[n++], sizeof(cand[0]), "%s%s/.build-id/%.2s/%s.debug", root,
+			 s->debug_dir, id, id + 2);
+	if (slash && debuglink(elf, name, sizeof(name))) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		snprintf(cand[n++], sizeof(cand[0]), "%s%s/%s", root, dir, name);
+		snprintf(cand[n++], sizeof(cand[0]), "%s%s/.debug/%s", root, dir, name);
+	}
+	for (i = 0; i < n; i++) {
+		int fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		Elf *d;
+
+		if (fd < 0)
+			continue;
+		d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (d) {
+			read_best_symtab(ef, d);
+			elf_end(d);
+		}
+		close(fd);
+		if (ef->nr_syms)
+			return true;
+	}
+	return false;
+}
+
+/* .symtab when the file has one (not stripped), else a separate debug
+ * file's, else .dynsym */
+static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd, const char *root,
+		     const char *path)
+{
+	GElf_Shdr sh;
 	size_t i, n;
 	Elf *elf;
 
@@ -192,24 +303,8 @@ static void load_elf(struct elf_file *ef, int fd)
 			    ef->loads[ef->nr_loads].p_type == PT_LOAD)
 				ef->nr_loads++;
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB) {
-			tab = scn;
-			tab_sh = sh;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dyn = scn;
-			dyn_sh = sh;
-		}
-	}
-	if (tab)
-		read_symtab(ef, elf, tab, &tab_sh);
-	if (!ef->nr_syms && dyn) {
-		free(ef->syms);
-		ef->syms = NULL;
-		read_symtab(ef, elf, dyn, &dyn_sh);
-	}
+	if (find_section(elf, SHT_SYMTAB, NULL, &sh) || !read_debug_file(s, ef, elf, root, path))
+		read_best_symtab(ef, elf);
 	elf_end(elf);
 }
 
@@ -255,7 +350,8 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 	if (fd < 0)
 		fd = open_same_file(m); /* the process is gone: try our own view */
 	if (fd >= 0) {
-		load_elf(ef, fd);
+		snprintf(path, sizeof(path), "/proc/%u/root", pid);
+		load_elf(s, ef, fd, access(path, F_OK) ? "" : path, m->path);
 		close(fd);
 	}
 	ef->next = s->files;

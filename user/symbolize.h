@@ -15,7 +15,8 @@ struct sym_result {
 	__u64 off;	  /* from the symbol's start, or from the module's base */
 };
 
-struct symbolizer *symbolizer__new(void);
+/* debug_dir: where separate debug files live (NULL: /usr/lib/debug) */
+struct symbolizer *symbolizer__new(const char *debug_dir);
 void symbolizer__free(struct symbolizer *s);
 /* forget what is known of pid's mappings: after exec or new code mappings */
 void symbolizer__invalidate(struct symbolizer *s, __u32 pid);

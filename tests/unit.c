@@ -572,6 +572,85 @@ static void test_random_records_survive(void)
 	model__free(m);
 }
 
+static void gpu_call(struct model *m, double t, unsigned int api, unsigned int op,
+		     unsigned int kind, __u64 handle, __u64 size, int result, __u32 mem_type)
+{
+	struct gmt_gpu_call e;
+
+	event__init(&e.hdr, GMT_EV_GPU_CALL, sizeof(e), T(t), 100);
+	e.api = api;
+	e.op = op;
+	e.kind = kind;
+	e.handle = handle;
+	e.size = size;
+	e.result = result;
+	e.mem_type = mem_type;
+	e.stack_id = handle % 3 + 1;
+	model__add(m, &e.hdr);
+}
+
+static void test_model_gpu(void)
+{
+	struct model *m = model_of_run(2);
+	struct gmt_gpu_device d;
+	struct model_gpu *g;
+	struct model_proc *p;
+	__s64 v = 0;
+	int i;
+
+	/* a device with a device-local type 0 and a host-only type 1 */
+	event__init(&d.hdr, GMT_EV_GPU_DEVICE, sizeof(d), T(1), 100);
+	d.api = GMT_API_VK;
+	d.nr_types = 2;
+	d.types[0] = (struct gmt_gpu_mem_type){ 1, 0 };
+	d.types[1] = (struct gmt_gpu_mem_type){ 6, 1 };
+	model__add(m, &d.hdr);
+	gpu_call(m, 2.0, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x10, 100, 0, 0);
+	gpu_call(m, 2.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x20, 50, 0, 1);
+	gpu_call(m, 2.2, GMT_API_VK, GMT_GOP_FREE, GMT_GK_VK_MEMORY, 0x20, 0, 0, ~0u);
+	/* a failure keeps the live bytes of that moment */
+	gpu_call(m, 2.3, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0, 1 << 30, -2, 0);
+	/* CUDA: the same number as a pointer and as a graph are different things */
+	gpu_call(m, 3.0, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x10, 1000, 0, ~0u);
+	gpu_call(m, 3.0, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC, 0x10, 0, 0, ~0u);
+	gpu_call(m, 3.1, GMT_API_CU, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC, 0x10, 0, 0, ~0u);
+	/* freed memory the tracer never saw allocated; a failed free frees nothing */
+	gpu_call(m, 3.2, GMT_API_CU, GMT_GOP_FREE, GMT_GK_DEVICE, 0x999, 0, 0, ~0u);
+	gpu_call(m, 3.3, GMT_API_CU, GMT_GOP_FREE, GMT_GK_DEVICE, 0x10, 0, 1, ~0u);
+	/* many short-lived allocations: the table must not fill with freed slots */
+	for (i = 0; i < 20000; i++) {
+		gpu_call(m, 4.0 + i * 1e-6, GMT_API_HIP, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 8,
+			 0, ~0u);
+		gpu_call(m, 4.0 + i * 1e-6, GMT_API_HIP, GMT_GOP_FREE, GMT_GK_DEVICE, 0x1000 + i, 0,
+			 0, ~0u);
+	}
+	p = model__proc(m, 100);
+	if (!ASSERT_TRUE(p && p->gpu, "gpu state"))
+		goto out;
+	g = p->gpu;
+	ASSERT_EQ(g->st[GMT_API_VK][GMT_GK_DEVICE].live_bytes, 100, "device-local type");
+	ASSERT_EQ(g->st[GMT_API_VK][GMT_GK_HOST].allocs, 1, "host type");
+	ASSERT_EQ(g->st[GMT_API_VK][GMT_GK_HOST].live_bytes, 0, "host type freed");
+	ASSERT_EQ(g->st[GMT_API_VK][GMT_GK_HOST].peak_bytes, 50, "host peak");
+	ASSERT_EQ(g->st[GMT_API_VK][GMT_GK_DEVICE].failed, 1, "failure counted");
+	if (ASSERT_EQ(g->nr_fails, 1, "one failure")) {
+		ASSERT_EQ(g->fails[0].live_bytes[GMT_API_VK][GMT_GK_DEVICE], 100, "live then");
+		ASSERT_EQ(g->fails[0].result, -2, "result");
+	}
+	ASSERT_EQ(g->st[GMT_API_CU][GMT_GK_DEVICE].live_bytes, 1000, "pointer still live");
+	ASSERT_EQ(g->st[GMT_API_CU][GMT_GK_GRAPH_EXEC].live, 0, "graph destroyed");
+	ASSERT_EQ(g->unknown_frees, 1, "unknown free");
+	ASSERT_EQ(g->st[GMT_API_HIP][GMT_GK_DEVICE].allocs, 20000, "churn allocs");
+	ASSERT_EQ(g->st[GMT_API_HIP][GMT_GK_DEVICE].live, 0, "churn freed");
+	ASSERT_TRUE(g->live_cap <= 1024, "freed slots reused");
+	/* the series keeps a point per 10 ms at most, and the value at a time */
+	ASSERT_TRUE(g->st[GMT_API_HIP][GMT_GK_DEVICE].series.n < 10, "series coalesced");
+	ASSERT_TRUE(series__at(&g->st[GMT_API_VK][GMT_GK_DEVICE].series, T(2.05), &v), "at 2.05");
+	ASSERT_EQ(v, 100, "value at 2.05 s");
+out:
+	model__free(m);
+}
+
 static void test_fmt(void)
 {
 	char b[32];
@@ -601,6 +680,7 @@ static const struct {
 	{ "unit_report_text", test_report_text },
 	{ "unit_report_json", test_report_json },
 	{ "unit_random_records_survive", test_random_records_survive },
+	{ "unit_model_gpu", test_model_gpu },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -527,7 +527,7 @@ static void on_device(struct model *m, const struct gmt_gpu_device *e)
 	m->nr_devices++;
 }
 
-unsigned int model__vk_kind(const struct model *m, __u32 mem_type)
+const struct gmt_gpu_device *model__vk_device(const struct model *m)
 {
 	const struct gmt_gpu_device *d = NULL;
 	size_t i, n = 0;
@@ -537,8 +537,15 @@ unsigned int model__vk_kind(const struct model *m, __u32 mem_type)
 			d = &m->devices[i];
 			n++;
 		}
+	return n == 1 ? d : NULL;
+}
+
+unsigned int model__vk_kind(const struct model *m, __u32 mem_type)
+{
 	/* with several devices the call does not say which one it was */
-	if (n != 1 || mem_type >= d->nr_types)
+	const struct gmt_gpu_device *d = model__vk_device(m);
+
+	if (!d || mem_type >= d->nr_types)
 		return GMT_GK_VK_MEMORY;
 	return d->types[mem_type].flags & 1 ? GMT_GK_DEVICE : GMT_GK_HOST;
 }

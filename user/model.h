@@ -154,6 +154,8 @@ __s64 series__peak(const struct series *s);
 /* the kind a Vulkan memory type means (device-local or host), from the one
  * device the driver reported; GMT_GK_VK_MEMORY when it cannot be told */
 unsigned int model__vk_kind(const struct model *m, __u32 mem_type);
+/* the one Vulkan device the drivers reported; NULL for none or several */
+const struct gmt_gpu_device *model__vk_device(const struct model *m);
 /* GPU calls: model_gpu.c */
 void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e);
 void model_gpu__free(struct model_gpu *g);

@@ -129,10 +129,16 @@ static void print_failure(FILE *out, const struct model *m, const struct model_g
 	char a[32], b[32], r[64], name[32];
 	bool first = true;
 
+	const struct gmt_gpu_device *d = f->api == GMT_API_VK ? model__vk_device(m) : NULL;
+
 	fprintf(out, "    %7.2f s  %s(%s", model__secs(m, f->ts),
 		gpufuncs__name(f->func, name, sizeof(name)), B(a, f->size));
 	if (f->mem_type != ~0u)
 		fprintf(out, ", memory type %u", f->mem_type);
+	if (d && f->mem_type < d->nr_types && d->types[f->mem_type].heap < d->nr_heaps)
+		fprintf(out, ", heap %u of %s%s", d->types[f->mem_type].heap,
+			B(b, d->heaps[d->types[f->mem_type].heap].size),
+			d->heaps[d->types[f->mem_type].heap].flags & 1 ? " device-local" : "");
 	fprintf(out, ") -> %s\n", result_text(r, sizeof(r), f->api, f->result));
 	fprintf(out, "               live then: %s", B(b, gpu_live_total(f->live_bytes)));
 	for (unsigned int i = 0; i < GMT_API_NR; i++)
@@ -356,7 +362,12 @@ static struct json_object *failure_json(const struct model *m, const struct mode
 	add(o, "api", str(gpufuncs__api_name(f->api)));
 	add(o, "kind", str(gpufuncs__kind_name(f->kind)));
 	add(o, "size_bytes", u64(f->size));
+	const struct gmt_gpu_device *d = f->api == GMT_API_VK ? model__vk_device(m) : NULL;
+	bool heap = d && f->mem_type < d->nr_types && d->types[f->mem_type].heap < d->nr_heaps;
+
 	add(o, "memory_type", f->mem_type != ~0u ? u64(f->mem_type) : NULL);
+	add(o, "heap", heap ? u64(d->types[f->mem_type].heap) : NULL);
+	add(o, "heap_size_bytes", heap ? u64(d->heaps[d->types[f->mem_type].heap].size) : NULL);
 	add(o, "result", i64(f->result));
 	add(o, "result_name", rn ? str(rn) : NULL);
 	add(o, "tid", u64(f->tid));

@@ -35,7 +35,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test run clean format bench
+.PHONY: all deps e2e-deps test run clean format bench
 
 all: gpumemtrace gpumemtrace-vkinfo
 
@@ -123,7 +123,13 @@ $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 deps:
 	$(Q)tools/deps.sh
 
-test: deps
+# real llama.cpp for the tests: node-llama-cpp's prebuilt Vulkan build, pinned
+# by tests/e2e/package-lock.json (its other platforms' binaries are left out)
+e2e-deps:
+	$(Q)cd tests/e2e && [ -d node_modules/@node-llama-cpp/linux-x64-vulkan ] || \
+		npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error
+
+test: deps e2e-deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(FAKE_LIBS) $(STRIPPED)
 	$(Q)tests/run.sh

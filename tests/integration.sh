@@ -488,3 +488,95 @@ test_gpu_stacks_from_debug_files() {
 	top=$(failure_top "$s/gpuwork-bid") || return 1
 	expect '[ "$top" != alloc_too_much ]' "stripped, no debug file: $top"
 }
+
+# Real llama.cpp: node-llama-cpp's prebuilt Vulkan build on lavapipe, a tiny
+# random-weight model from tools/tiny-gguf.mjs, gpumemtrace -p on the running
+# process. Every buffer llama.cpp makes (its own log: GGML_VK_MEMORY_LOGGER)
+# is one vkAllocateMemory of that size: weights, KV cache, compute buffers.
+E2E=$ROOT/tests/e2e
+
+need_llama() {
+	[ -d "$E2E/node_modules/node-llama-cpp" ] ||
+		skip "node-llama-cpp is not installed in tests/e2e (make test installs it)"
+}
+
+# "5.26 MiB" -> bytes
+to_bytes() {
+	awk -v v="$1" -v u="$2" 'BEGIN { m = u == "GiB" ? 2^30 : u == "MiB" ? 2^20 : u == "KiB" ? 1024 : 1
+		printf "%.0f\n", v * m }'
+}
+
+test_gpu_llama_cpp_vulkan() {
+	need_root
+	need_lavapipe
+	need_llama
+	local pid want got n i a w tol
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	mkfifo "$T/ready" "$T/go" "$T/out" "$T/hold"
+	GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 node "$E2E/load.mjs" "$T/tiny.gguf" \
+		"$T/ready" "$T/go" "$T/out" "$T/hold" 2>"$T/node.err" &
+	pid=$!
+	read -r _ <"$T/ready" # the Vulkan backend is up: loader and driver mapped
+	start_tracer record -o "$T/l.gmt" --json -p "$pid" || return 1
+	expect 'grep -q "attached Vulkan driver" "$T/gmt.err"' "attached to lavapipe" || return 1
+	echo go >"$T/go"
+	cat "$T/out" >"$T/o.json"
+	echo go >"$T/hold"
+	wait_tracer || return 1
+	sed -n '/^=== go/,/^=== done/p' "$T/node.err" >"$T/llama.log"
+	"$GMT" replay --events "$T/l.gmt" >"$T/events.json" || return 1
+	# llama.cpp's buffers, in the order made, and the allocations seen
+	grep -oP '^ggml_vulkan memory: Vulkan0: \+\K[0-9.]+ [KMG]?i?B' "$T/llama.log" |
+		while read -r v u; do to_bytes "$v" "$u"; done | sort -n >"$T/want"
+	jq -r "select(.type == \"gpu_call\" and .call == \"vkAllocateMemory\" and .pid == $pid and
+		.result == 0) | .size" "$T/events.json" | sort -n >"$T/got"
+	n=$(wc -l <"$T/want")
+	expect '[ "$n" -ge 5 ]' "llama.cpp logged its buffers ($n)" || return 1
+	expect '[ "$(wc -l <"$T/got")" = "$n" ]' \
+		"one vkAllocateMemory per buffer: $(paste -sd' ' "$T/got") vs $(paste -sd' ' "$T/want")" ||
+		return 1
+	# sizes agree within the log's rounding (two decimals of its unit)
+	paste "$T/got" "$T/want" | while read -r a w; do
+		tol=$(awk -v w="$w" 'BEGIN { print (w >= 2^20 ? 2^20 : w >= 1024 ? 1024 : 1) * 0.005 + 64 }')
+		awk -v a="$a" -v w="$w" -v t="$tol" 'BEGIN { exit !(a - w <= t && w - a <= t) }' ||
+			{ echo "# allocation of $a bytes, llama.cpp says $w"; exit 1; }
+	done || return 1
+	# the sizes llama.cpp logs exactly are there exactly
+	for w in $(grep -oP '(ggml_backend_vk_buffer_type_alloc_buffer|ggml_vk_host_malloc)\(\K[0-9]+' \
+		"$T/llama.log"); do
+		expect 'grep -qx "$w" "$T/got"' "an allocation of exactly $w bytes" || return 1
+	done
+	# weights, KV cache and compute buffer, by llama.cpp's own names
+	for what in "model buffer size" "KV buffer size" "compute buffer size"; do
+		w=$(jq -r '.logs[]' "$T/o.json" | grep -oP "Vulkan0 $what = +\K[0-9.]+ MiB" | head -1)
+		expect '[ -n "$w" ]' "llama.cpp logged its Vulkan0 $what" || return 1
+		w=$(to_bytes ${w% *} MiB)
+		expect 'awk -v w="$w" "{ d = \$1 - w; if (d < 0) d = -d; if (d <= 0.005 * 2^20 + 64) f = 1 } END { exit !f }" "$T/got"' \
+			"an allocation for the $what ($w bytes)" || return 1
+	done
+	# at the return, the caller is the first frame: llama.cpp's buffer maker
+	expect '[ "$(jq -r "select(.type == \"stack\") | .frames[0].symbol" "$T/events.json" | grep -c "^ggml_vk_create_buffer")" -ge 1 ]' \
+		"stacks name ggml_vk_create_buffer" || return 1
+	# every buffer llama.cpp released while traced is a vkFreeMemory
+	n=$(sed -n '/^=== go/,$p' "$T/node.err" | grep -c '^ggml_vulkan memory: Vulkan0: -')
+	expect '[ "$(jqr ".processes[0].gpu.by_kind[] | select(.api == \"Vulkan\") | .frees" "$T/gmt.out")" = "$n" ]' \
+		"$n frees" || return 1
+	expect '[ "$(jqr .processes[0].gpu.unknown_frees "$T/gmt.out")" = 0 ]'
+}
+
+# -f: a child started by a shell loads the library; its calls are its own
+test_gpu_follow_child() {
+	need_root
+	mkfifo "$T/go" "$T/done"
+	GMT_READY="attached CUDA driver API" start_tracer --json -f -- sh -c \
+		"'$GW' --lib '$FAKE/libcuda.so.1' --n 3 --wait '$T/go' --out '$T/done'; true" ||
+		return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	local i
+	i=$(jq '[.processes[].comm] | index("gpuwork")' "$T/gmt.out")
+	expect '[ "$i" != null ] && [ "$i" -gt 0 ]' "the child is in the report" || return 1
+	check_gpu_kinds "$T/gmt.out" "$T/wl.json" "$i" || return 1
+	expect '[ "$(jqr .processes[0].gpu "$T/gmt.out")" = null ]' "the shell made no GPU calls"
+}

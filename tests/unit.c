@@ -619,8 +619,8 @@ static void test_model_gpu(void)
 	gpu_call(m, 3.3, GMT_API_CU, GMT_GOP_FREE, GMT_GK_DEVICE, 0x10, 0, 1, ~0u);
 	/* many short-lived allocations: the table must not fill with freed slots */
 	for (i = 0; i < 20000; i++) {
-		gpu_call(m, 4.0 + i * 1e-6, GMT_API_HIP, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 8,
-			 0, ~0u);
+		gpu_call(m, 4.0 + i * 1e-6, GMT_API_HIP, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i,
+			 8, 0, ~0u);
 		gpu_call(m, 4.0 + i * 1e-6, GMT_API_HIP, GMT_GOP_FREE, GMT_GK_DEVICE, 0x1000 + i, 0,
 			 0, ~0u);
 	}

@@ -110,11 +110,14 @@ static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips,
 	struct sym_result r;
 	unsigned int i;
 
-	/* a frame-pointer walk that leaves code built without them (Python,
-	 * glibc) ends in stack addresses and garbage: drop unmapped frames at
-	 * the end, keep those between known ones (JIT code) */
-	while (n > 1 && symbolizer__resolve(c->sym, pid, ips[n - 1], &r) == -ENOENT)
-		n--;
+	/* a frame-pointer walk that reaches code built without them (Python,
+	 * most release builds) goes on through stack words: the first address
+	 * in no code mapping ends the stack (JIT frames end it too) */
+	for (i = 1; i < n; i++)
+		if (symbolizer__resolve(c->sym, pid, ips[i], &r) == -ENOENT) {
+			n = i;
+			break;
+		}
 	off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
 	for (i = 0; i < n; i++) {
 		symbolizer__resolve(c->sym, pid, ips[i], &r);

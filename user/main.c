@@ -14,6 +14,7 @@
 #include "attach.h"
 #include "collect.h"
 #include "fmt.h"
+#include "dump.h"
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
@@ -29,7 +30,7 @@ struct args {
 	const char *input;
 	const char *debug_dir;
 	double duration, interval;
-	bool json, verbose, quiet, follow;
+	bool json, verbose, quiet, follow, events;
 	unsigned int ringbuf_mb;
 };
 
@@ -47,6 +48,8 @@ static const char doc[] =
 	"      the same, and save the events to FILE for a bug report\n"
 	"  gpumemtrace replay [--json] FILE\n"
 	"      the report from a recording, on any machine, without root\n"
+	"  gpumemtrace replay --events FILE\n"
+	"      the recorded events themselves, one JSON object per line\n"
 	"\n"
 	"Tracing stops when the target exits, at Ctrl-C or SIGTERM, or after\n"
 	"--duration; the report then goes to standard output. Tracing needs root\n"
@@ -60,7 +63,7 @@ static const char doc[] =
 	"\n"
 	"OPTIONS:";
 
-enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR };
+enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR, OPT_EVENTS };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
@@ -69,6 +72,8 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
 	{ "interval", 'i', "SEC", 0, "Sample /proc and counters every SEC seconds (default 1)", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print the report as JSON (fields: docs/json.md)", 0 },
+	{ "events", OPT_EVENTS, NULL, 0,
+	  "replay: print the recorded events, one JSON object per line, instead of the report", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the kernel ring buffer (default 8); raise it when events are lost", 0 },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
@@ -130,6 +135,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		a->json = true;
 		break;
+	case OPT_EVENTS:
+		a->events = true;
+		break;
 	case OPT_RINGBUF:
 		a->ringbuf_mb = parse_int(arg, "--ringbuf-mb", 1024, state);
 		if (a->ringbuf_mb & (a->ringbuf_mb - 1))
@@ -162,7 +170,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!a->input)
 				argp_error(state, "replay needs a FILE");
 			if (a->pid || a->argv || a->output)
-				argp_error(state, "replay takes only FILE and --json");
+				argp_error(state, "replay takes only FILE, --json and --events");
 			break;
 		}
 		if (!a->pid == !a->argv)
@@ -220,6 +228,7 @@ static int replay(const struct args *a)
 {
 	struct model *m = model__new();
 	struct replay_result *r = calloc(1, sizeof(*r));
+	struct dump d = { stdout, 0 };
 	unsigned int i;
 	int ret = 1;
 
@@ -227,7 +236,8 @@ static int replay(const struct args *a)
 		fprintf(stderr, "gpumemtrace: out of memory\n");
 		goto out;
 	}
-	if (tracefile__replay(a->input, model__add, m, r)) {
+	if (a->events ? tracefile__replay(a->input, dump__event, &d, r) :
+			tracefile__replay(a->input, model__add, m, r)) {
 		fprintf(stderr, "gpumemtrace: %s\n", r->error);
 		goto out;
 	}
@@ -237,7 +247,8 @@ static int replay(const struct args *a)
 		fprintf(stderr, "gpumemtrace: %s holds no events\n", a->input);
 		goto out;
 	}
-	print_report(m, a, r);
+	if (!a->events)
+		print_report(m, a, r);
 	ret = 0;
 out:
 	model__free(m);

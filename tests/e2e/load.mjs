@@ -21,11 +21,13 @@ if (llama.gpu !== "vulkan") {
 }
 writeFileSync(ready, "ready\n");
 readFileSync(go);
+process.stderr.write("=== go\n"); // ggml's memory log lines after this are ours
 
 const model = await llama.loadModel({ modelPath, gpuLayers: "max" });
 const context = await model.createContext({ contextSize: 256, batchSize: 64 });
 const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
 const text = await completion.generateCompletion("hello", { maxTokens: 4 });
+process.stderr.write("=== done\n");
 writeFileSync(out, JSON.stringify({ logs, generated: text.length }) + "\n");
 readFileSync(hold);
 await context.dispose();

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <json-c/json.h>
+#include <string.h>
+#include "dump.h"
+#include "gpufuncs.h"
+
+#define add(o, k, v) json_object_object_add(o, k, v)
+
+static struct json_object *u64(__u64 v)
+{
+	return json_object_new_uint64(v);
+}
+
+static struct json_object *i64(__s64 v)
+{
+	return json_object_new_int64(v);
+}
+
+static struct json_object *str(const char *s, size_t max)
+{
+	return json_object_new_string_len(s, strnlen(s, max));
+}
+
+static void gpu_call(struct json_object *o, const struct gmt_gpu_call *e)
+{
+	const char *rn = gpufuncs__result_name(e->api, e->result);
+	char name[32];
+
+	add(o, "call", json_object_new_string(gpufuncs__name(e->func, name, sizeof(name))));
+	add(o, "api", json_object_new_string(gpufuncs__api_name(e->api)));
+	add(o, "kind", json_object_new_string(gpufuncs__kind_name(e->kind)));
+	add(o, "size", u64(e->size));
+	add(o, "handle", u64(e->handle));
+	add(o, "result", i64(e->result));
+	if (rn)
+		add(o, "result_name", json_object_new_string(rn));
+	if (e->mem_type != ~0u)
+		add(o, "memory_type", u64(e->mem_type));
+	if (e->flags)
+		add(o, "flags", u64(e->flags));
+	if (e->aux)
+		add(o, "aux", u64(e->aux));
+	if (e->aux2)
+		add(o, "aux2", u64(e->aux2));
+	add(o, "dur_ns", u64(e->dur_ns));
+	if (e->stack_id)
+		add(o, "stack_id", u64(e->stack_id));
+}
+
+static void stack(struct json_object *o, const struct gmt_stack *s)
+{
+	const char *p = event__stack_names(s);
+	struct json_object *a = json_object_new_array();
+	unsigned int i;
+
+	add(o, "stack_id", u64(s->stack_id));
+	for (i = 0; i < s->nr_frames; i++) {
+		struct json_object *f = json_object_new_object();
+
+		add(f, "ip", u64(s->frames[i].ip));
+		add(f, "symbol", json_object_new_string(p));
+		p += strlen(p) + 1;
+		add(f, "module", json_object_new_string(p));
+		p += strlen(p) + 1;
+		add(f, "offset", u64(s->frames[i].sym_off));
+		json_object_array_add(a, f);
+	}
+	add(o, "frames", a);
+}
+
+void dump__event(void *ctx, const struct gmt_hdr *e)
+{
+	struct dump *d = ctx;
+	struct json_object *o = json_object_new_object();
+
+	if (!d->start_ts)
+		d->start_ts = e->ts_ns;
+	add(o, "t_s", json_object_new_double((double)(e->ts_ns - d->start_ts) / 1e9));
+	add(o, "type", json_object_new_string(event__type_name(e->type)));
+	add(o, "pid", u64(e->pid));
+	add(o, "tid", u64(e->tid));
+	switch (e->type) {
+	case GMT_EV_GPU_CALL:
+		gpu_call(o, (const void *)e);
+		break;
+	case GMT_EV_STACK:
+		stack(o, (const void *)e);
+		break;
+	case GMT_EV_PROBE: {
+		const struct gmt_probe *p = (const void *)e;
+
+		add(o, "name", str(p->name, sizeof(p->name)));
+		add(o, "status", u64(p->status));
+		add(o, "what", str(p->what, sizeof(p->what)));
+		add(o, "reason", str(p->reason, sizeof(p->reason)));
+		break;
+	}
+	case GMT_EV_RSS: {
+		const struct gmt_rss *r = (const void *)e;
+
+		add(o, "member", u64(r->member));
+		add(o, "bytes", i64(r->bytes));
+		break;
+	}
+	case GMT_EV_MMAP: {
+		const struct gmt_mmap *m = (const void *)e;
+
+		add(o, "addr", u64(m->addr));
+		add(o, "len", u64(m->len));
+		add(o, "prot", u64(m->prot));
+		add(o, "flags", u64(m->flags));
+		add(o, "fd_class", u64(m->fd_class));
+		if (m->stack_id)
+			add(o, "stack_id", u64(m->stack_id));
+		break;
+	}
+	case GMT_EV_GPU_DEVICE: {
+		const struct gmt_gpu_device *g = (const void *)e;
+
+		add(o, "name", str(g->name, sizeof(g->name)));
+		add(o, "driver", str(g->driver, sizeof(g->driver)));
+		add(o, "memory_types", u64(g->nr_types));
+		add(o, "heaps", u64(g->nr_heaps));
+		break;
+	}
+	}
+	fprintf(d->out, "%s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}

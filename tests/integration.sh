@@ -580,3 +580,26 @@ test_gpu_follow_child() {
 	check_gpu_kinds "$T/gmt.out" "$T/wl.json" "$i" || return 1
 	expect '[ "$(jqr .processes[0].gpu "$T/gmt.out")" = null ]' "the shell made no GPU calls"
 }
+
+# a target in its own mount namespace, its library at a path that does not
+# exist in ours: found and probed through /proc/PID/map_files
+test_gpu_other_mount_namespace() {
+	need_root
+	command -v unshare >/dev/null || skip "no unshare (util-linux)"
+	mkdir "$T/mnt"
+	mkfifo "$T/go" "$T/done" "$T/ready"
+	unshare --mount --propagation private sh -c "mount --bind '$FAKE' '$T/mnt' &&
+		exec '$GW' --lib '$T/mnt/libcuda.so.1' --ready '$T/ready' --wait '$T/go' \
+		--out '$T/done'" &
+	local pid
+	read -r _ <"$T/ready"
+	pid=$(pgrep -f "gpuwork --lib $T/mnt/libcuda.so.1") || return 1
+	expect '[ ! -e "$T/mnt/libcuda.so.1" ]' "the path is not in our namespace" || return 1
+	start_tracer --json -p "$pid" || return 1
+	expect 'grep -q "attached CUDA driver API" "$T/gmt.err"' || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_gpu_kinds "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr .processes[0].gpu.failures[0].stack[0].symbol "$T/gmt.out")" = alloc_too_much ]'
+}

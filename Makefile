@@ -84,6 +84,11 @@ $(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$
 		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
 		-lelf -ljson-c -liberty -lz -o $@
 
+# the VM tests' DRM program: static, for the busybox guest
+$(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -fno-omit-frame-pointer -O1 $< -o $@
+
 # the workload for the guest kernels of tests/vm
 $(OUTPUT)/tests/workload-static: tests/workload.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -131,7 +136,7 @@ e2e-deps:
 
 test: deps e2e-deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
-		$(OUTPUT)/tests/workload-static $(FAKE_LIBS) $(STRIPPED)
+		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED)
 	$(Q)tests/run.sh
 
 run: deps

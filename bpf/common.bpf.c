@@ -9,5 +9,6 @@ const volatile __u64 rss_step_bytes = 256 << 10;
 const volatile __u64 mmap_stack_min = 128 << 10;
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u32 page_shift = 12;
+const volatile __u32 all_bos = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

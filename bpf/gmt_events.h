@@ -29,6 +29,7 @@ enum gmt_type {
 	GMT_EV_END = 16,	/* user: why tracing stopped */
 	GMT_EV_GPU_CALL = 17,	/* a GPU API allocation call, free, map or query */
 	GMT_EV_GPU_DEVICE = 18, /* user: a device's memory types and heaps */
+	GMT_EV_BO = 19,		/* a kernel GPU buffer object created, moved or freed */
 	GMT_EV_MAX,
 };
 
@@ -39,6 +40,7 @@ enum gmt_source {
 	GMT_SRC_FAULT = 2,
 	GMT_SRC_MMAP = 3,
 	GMT_SRC_GPU = 4,
+	GMT_SRC_BO = 5,
 	GMT_SRC_NR = 8,
 };
 
@@ -52,6 +54,7 @@ struct gmt_hdr {
 };
 
 #define GMT_SESSION_FOLLOW 0x1
+#define GMT_SESSION_ALL_BOS 0x2 /* -a */
 
 struct gmt_session {
 	struct gmt_hdr hdr;
@@ -362,6 +365,31 @@ struct gmt_gpu_device {
 	char driver[64]; /* library file name */
 	struct gmt_gpu_mem_type types[GMT_MAX_MEM_TYPES];
 	struct gmt_gpu_mem_heap heaps[GMT_MAX_MEM_HEAPS];
+};
+
+enum gmt_bo_op {
+	GMT_BO_CREATE = 1,
+	GMT_BO_MOVE = 2,
+	GMT_BO_FREE = 3,
+};
+
+/* TTM placements (ttm_resource.mem_type); drivers number theirs from 3 */
+#define GMT_PL_NONE (-1) /* no resource: before the first placement */
+#define GMT_PL_SYSTEM 0
+#define GMT_PL_TT 1 /* GTT: system memory the GPU reaches */
+#define GMT_PL_VRAM 2
+
+/* hdr.pid/tid: the task current at the event: for a move, the evictor */
+struct gmt_bo {
+	struct gmt_hdr hdr;
+	__u64 bo; /* kernel address of the ttm_buffer_object: an id */
+	__u64 size;
+	__u32 op;
+	__s32 from, to;		 /* GMT_PL_*, or a driver's own */
+	__u32 evict;		 /* TTM moved it to make room */
+	__u32 owner;		 /* tgid that created it; 0 when made before tracing */
+	__u32 evict_id;		 /* moves of one eviction (TTM may bounce through TT) */
+	char comm[GMT_COMM_LEN]; /* the current task's */
 };
 
 #endif /* GMT_EVENTS_H */

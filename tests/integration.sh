@@ -307,8 +307,10 @@ GUEST
 		return 1
 	sed -n '/^=== workload/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
 	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$T/r.json"
-	# the GPU API libraries are absent from the guest: said so, and skipped
-	local absent='.name == "vulkan" or .name == "cuda" or .name == "hip"'
+	# the GPU API libraries and DRM modules are absent from this guest: said
+	# so, and skipped (test_vm_ttm_* loads the modules)
+	local absent='.name == "vulkan" or .name == "cuda" or .name == "hip" or
+		(.name | startswith("fentry:ttm"))'
 	expect '[ "$(jq "[.probes[] | select(.status != \"attached\" and ($absent | not))] | length" "$T/r.json")" = 0 ]' \
 		"every probe attached: $(jq -c '[.probes[] | select(.status != "attached")]' "$T/r.json")" ||
 		return 1
@@ -602,4 +604,54 @@ test_gpu_other_mount_namespace() {
 	wait_tracer || return 1
 	check_gpu_kinds "$T/gmt.out" "$T/wl.json" || return 1
 	expect '[ "$(jqr .processes[0].gpu.failures[0].stack[0].symbol "$T/gmt.out")" = alloc_too_much ]'
+}
+
+# Real TTM traffic in Debian's kernels: bochs (and amdgpu, loaded for its BTF)
+# as modules, a 16 MiB VRAM display, tests/drmflip showing six screen-sized
+# buffers in turn so that TTM must evict; gpumemtrace -a records it all.
+vm_ttm_check() {
+	need_root
+	local version=$1 kernel r=$T/r.json f=$T/flip.json pid size evict
+	kernel=$("$ROOT/tests/vm/kernel.sh" "$version") || return 1
+	cat >"$T/guest.sh" <<'GUEST'
+for m in $(cat /lib/gmt-modules/order); do insmod /lib/gmt-modules/$m || echo "insmod $m failed"; done
+gpumemtrace -a --json -i 0.2 -- drmflip --buffers 6 --rounds 2 --out /tmp/flip.json >/tmp/r.json 2>/tmp/err
+echo "=== rc $?"
+sed 's/^/# guest: /' /tmp/err
+echo "=== flip"
+cat /tmp/flip.json
+echo "=== report"
+cat /tmp/r.json
+GUEST
+	MODULES="bochs amdgpu" VGA_MB=16 "$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
+	expect 'grep -q "^=== rc 0" "$T/console"' "gpumemtrace ran in the guest: $(head -c 600 "$T/console")" ||
+		return 1
+	sed -n '/^=== flip/,/^=== report/p' "$T/console" | sed '1d;$d' >"$f"
+	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$r"
+	evict=$([ "$version" = 6.1 ] && echo ttm_mem_evict_first || echo ttm_bo_evict)
+	for p in fentry:ttm "fentry:$evict"; do
+		expect '[ "$(jqr ".probes[] | select(.name == \"$p\") | .status" "$r")" = attached ]' \
+			"$p attached on $version" || return 1
+	done
+	pid=$(jqr .pid "$f")
+	size=$(jqr .size "$f")
+	local o=".kernel_buffers.owners[] | select(.pid == $pid)"
+	expect '[ "$(jqr "$o | .created" "$r")" = 6 ]' "six buffers made by drmflip" || return 1
+	expect '[ "$(jqr "$o | .freed" "$r")" = 6 ]' "and freed" || return 1
+	expect '[ "$(jqr "$o | .live" "$r")" = 0 ]' || return 1
+	expect '[ "$(jqr "$o | .peak_vram_bytes" "$r")" -ge "$size" ]' "in VRAM at some point" || return 1
+	expect '[ "$(jqr ".kernel_buffers.evictions | length" "$r")" -ge 3 ]' "evictions" || return 1
+	# each one: a screen buffer, VRAM to system memory, forced by drmflip
+	expect '[ "$(jq "[.kernel_buffers.evictions[] | select(.size_bytes != $size or .from != \"vram\" or .to != \"system\" or .evictor_pid != $pid)] | length" "$r")" = 0 ]' \
+		"evictions: $(jq -c '.kernel_buffers.evictions[:3]' "$r")" || return 1
+	expect '[ "$(jq "[.kernel_buffers.evictions[] | select(.owner_pid == $pid)] | length" "$r")" -ge 2 ]' \
+		"drmflip's own buffers evicted, with their owner"
+}
+
+test_vm_ttm_6_1() {
+	vm_ttm_check 6.1
+}
+
+test_vm_ttm_6_12() {
+	vm_ttm_check 6.12
 }

@@ -651,6 +651,74 @@ out:
 	model__free(m);
 }
 
+static void bo_event(struct model *m, double t, __u32 pid, __u32 op, __u64 bo, __s32 from, __s32 to,
+		     __u32 evict, __u32 owner, __u32 evict_id)
+{
+	struct gmt_bo e;
+
+	event__init(&e.hdr, GMT_EV_BO, sizeof(e), T(t), pid);
+	e.bo = bo;
+	e.size = 1 << 20;
+	e.op = op;
+	e.from = from;
+	e.to = to;
+	e.evict = evict;
+	e.owner = owner;
+	e.evict_id = evict_id;
+	snprintf(e.comm, sizeof(e.comm), "%s", pid == 100 ? "server" : "llava");
+	model__add(m, &e.hdr);
+}
+
+/* the eviction of scenario 3: another process's allocation pushes the
+ * server's buffers out of VRAM, TTM bouncing one through GTT */
+static void test_model_bo(void)
+{
+	struct model *m = model_of_run(2);
+	const struct model_bo_owner *o = NULL;
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	bo_event(m, 1.0, 100, GMT_BO_CREATE, 0xa0, GMT_PL_NONE, GMT_PL_VRAM, 0, 100, 0);
+	bo_event(m, 1.1, 100, GMT_BO_CREATE, 0xb0, GMT_PL_NONE, GMT_PL_VRAM, 0, 100, 0);
+	/* made before tracing, first seen moving */
+	bo_event(m, 1.2, 100, GMT_BO_MOVE, 0xc0, GMT_PL_SYSTEM, GMT_PL_VRAM, 0, 0, 0);
+	/* pid 200 evicts 0xa0 in two hops, and 0xb0 straight to system */
+	bo_event(m, 2.0, 200, GMT_BO_MOVE, 0xa0, GMT_PL_VRAM, GMT_PL_TT, 1, 100, 7);
+	bo_event(m, 2.0, 200, GMT_BO_MOVE, 0xa0, GMT_PL_TT, GMT_PL_SYSTEM, 1, 100, 7);
+	bo_event(m, 2.1, 200, GMT_BO_MOVE, 0xb0, GMT_PL_VRAM, GMT_PL_SYSTEM, 1, 100, 9);
+	/* 0xb0 comes back; 0xa0 never does */
+	bo_event(m, 3.0, 100, GMT_BO_MOVE, 0xb0, GMT_PL_SYSTEM, GMT_PL_VRAM, 0, 100, 0);
+	bo_event(m, 3.5, 100, GMT_BO_FREE, 0xc0, GMT_PL_NONE, GMT_PL_NONE, 0, 0, 0);
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == 100)
+			o = &m->bo_owners[i];
+	if (!ASSERT_TRUE(o != NULL, "the server owns buffers"))
+		goto out;
+	ASSERT_EQ(m->nr_evictions, 2, "the hop is part of one eviction");
+	ASSERT_EQ(m->evictions[0].from, GMT_PL_VRAM, "from VRAM");
+	ASSERT_EQ(m->evictions[0].to, GMT_PL_SYSTEM, "to system memory, through GTT");
+	ASSERT_EQ(m->evictions[0].evictor, 200, "evictor");
+	ASSERT_EQ(m->evictions[0].owner, 100, "owner");
+	ASSERT_EQ(o->bytes[BO_VRAM], 1 << 20, "VRAM now");
+	ASSERT_EQ(o->bytes[BO_SYSTEM], 1 << 20, "system now");
+	ASSERT_EQ(o->bytes[BO_GTT], 0, "nothing left in GTT");
+	ASSERT_EQ(o->peak[BO_VRAM], 2 << 20, "VRAM peak");
+	ASSERT_EQ(o->evictions, 2, "evictions of its buffers");
+	f = open_memstream(&out, &len);
+	report__text(f, m, NULL);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "Evicted from VRAM and not back: 1 buffers, 1.0 MiB") != NULL,
+		    "the buffer that never came back");
+	if (!ASSERT_TRUE(strstr(out, "vram -> system   pid 100 (server)") != NULL, "eviction row"))
+		printf("%s", out);
+	ASSERT_TRUE(strstr(out, "pid 200 (llava)") != NULL, "the evictor named");
+	ASSERT_TRUE(strstr(out, "made before tracing") != NULL, "unknown owner");
+	free(out);
+out:
+	model__free(m);
+}
+
 static void test_fmt(void)
 {
 	char b[32];
@@ -681,6 +749,7 @@ static const struct {
 	{ "unit_report_json", test_report_json },
 	{ "unit_random_records_survive", test_random_records_survive },
 	{ "unit_model_gpu", test_model_gpu },
+	{ "unit_model_bo", test_model_bo },
 	{ "unit_fmt", test_fmt },
 };
 

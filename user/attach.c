@@ -21,7 +21,7 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
 #define MAX_PROGS 8
-#define MAX_GROUPS 8
+#define MAX_GROUPS 16
 
 struct attach {
 	struct gmt_bpf *skel;
@@ -148,6 +148,55 @@ static const char *gpu_missing(struct attach *a)
 	return NULL;
 }
 
+/* a function of the ttm module, from its BTF; NULL when it is there */
+static const char *ttm_func_missing(struct attach *a, const char *func)
+{
+	static char why[160];
+	struct btf *btf;
+	int err, id;
+
+	if (access("/sys/kernel/btf/ttm", F_OK))
+		return "the ttm module is not loaded: no GPU driver here uses TTM (amdgpu, radeon, "
+		       "nouveau, bochs, qxl, vmwgfx)";
+	btf = btf__load_module_btf("ttm", a->vmlinux);
+	id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	btf__free(btf);
+	if (id < 0) {
+		snprintf(why, sizeof(why), "%s is not in this kernel's ttm module", func);
+		return why;
+	}
+	err = try_fexit(a, "handle_mm_fault");
+	if (err && err != -ENOENT) {
+		snprintf(why, sizeof(why),
+			 "this kernel refuses fentry programs (%s; lockdown or no BPF "
+			 "trampolines)",
+			 strerror(-err));
+		return why;
+	}
+	return NULL;
+}
+
+static const char *ttm_missing(struct attach *a)
+{
+	const char *why = ttm_func_missing(a, "ttm_bo_handle_move_mem");
+
+	if (!why)
+		why = ttm_func_missing(a, "ttm_resource_alloc");
+	if (!why)
+		why = ttm_func_missing(a, "ttm_bo_release");
+	return why;
+}
+
+static const char *evict_first_missing(struct attach *a)
+{
+	return ttm_func_missing(a, "ttm_mem_evict_first");
+}
+
+static const char *bo_evict_missing(struct attach *a)
+{
+	return ttm_func_missing(a, "ttm_bo_evict");
+}
+
 static const struct group groups[] = {
 	{ "sched:process_exec/fork/exit",
 	  "exec, threads, children, exit",
@@ -176,6 +225,21 @@ static const struct group groups[] = {
 	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" },
 	  false },
 	{ "uprobes:gpu", "GPU API allocations", gpu_missing, { "gpu_enter", "gpu_return" }, true },
+	{ "fentry:ttm",
+	  "kernel GPU buffers: create, move (VRAM, GTT, system), free",
+	  ttm_missing,
+	  { "ttm_create", "ttm_move_enter", "ttm_move_exit", "ttm_release" },
+	  false },
+	{ "fentry:ttm_mem_evict_first",
+	  "evictions, hops through GTT as one (up to 6.8)",
+	  evict_first_missing,
+	  { "ttm_evict_first_enter", "ttm_evict_first_exit" },
+	  false },
+	{ "fentry:ttm_bo_evict",
+	  "evictions, hops through GTT as one (6.9 and later)",
+	  bo_evict_missing,
+	  { "ttm_bo_evict_enter", "ttm_bo_evict_exit" },
+	  false },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -374,6 +438,7 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 	a->skel->rodata->targ_tgid = a->pid;
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	a->skel->rodata->follow_forks = o->follow_forks;
+	a->skel->rodata->all_bos = o->all_bos;
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;
 	bpf_map__set_max_entries(a->skel->maps.events, ringbuf);
 	plan_groups(a, why);

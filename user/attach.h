@@ -16,6 +16,7 @@ struct attach_opts {
 	pid_t pid;   /* trace this process, or */
 	char **argv; /* start this command, traced from its first instruction */
 	bool follow_forks;
+	bool all_bos; /* -a: kernel GPU buffers of every process */
 	unsigned int ringbuf_mb;
 	bool verbose;
 };

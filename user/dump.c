@@ -114,6 +114,22 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 			add(o, "stack_id", u64(m->stack_id));
 		break;
 	}
+	case GMT_EV_BO: {
+		const struct gmt_bo *b = (const void *)e;
+		static const char *ops[] = { "?", "create", "move", "free" };
+
+		add(o, "op", json_object_new_string(ops[b->op < 4 ? b->op : 0]));
+		add(o, "bo", u64(b->bo));
+		add(o, "size", u64(b->size));
+		add(o, "from", i64(b->from));
+		add(o, "to", i64(b->to));
+		add(o, "evict", u64(b->evict));
+		add(o, "owner", u64(b->owner));
+		if (b->evict_id)
+			add(o, "evict_id", u64(b->evict_id));
+		add(o, "comm", str(b->comm, sizeof(b->comm)));
+		break;
+	}
 	case GMT_EV_GPU_DEVICE: {
 		const struct gmt_gpu_device *g = (const void *)e;
 

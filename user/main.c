@@ -30,7 +30,7 @@ struct args {
 	const char *input;
 	const char *debug_dir;
 	double duration, interval;
-	bool json, verbose, quiet, follow, events;
+	bool json, verbose, quiet, follow, events, all_bos;
 	unsigned int ringbuf_mb;
 };
 
@@ -68,6 +68,8 @@ enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR, OPT_EVENTS };
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
 	{ "follow-forks", 'f', NULL, 0, "Also trace child processes the target starts", 0 },
+	{ "system-wide", 'a', NULL, 0,
+	  "Kernel GPU buffers of every process, not only the target's: who evicted whom", 0 },
 	{ "output", 'o', "FILE", 0, "Record the events to FILE (mode 0600) as well", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
 	{ "interval", 'i', "SEC", 0, "Sample /proc and counters every SEC seconds (default 1)", 0 },
@@ -120,6 +122,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'f':
 		a->follow = true;
+		break;
+	case 'a':
+		a->all_bos = true;
 		break;
 	case 'o':
 		a->output = arg;
@@ -309,12 +314,18 @@ static void print_probes(const struct attach *at)
 
 static int trace(const struct args *a)
 {
-	struct attach_opts ao = { a->pid, a->argv, a->follow, a->ringbuf_mb, a->verbose };
+	struct attach_opts ao = { .pid = a->pid,
+				  .argv = a->argv,
+				  .follow_forks = a->follow,
+				  .all_bos = a->all_bos,
+				  .ringbuf_mb = a->ringbuf_mb,
+				  .verbose = a->verbose };
 	struct pipeline p = { .output = a->output };
 	struct collect_opts co = {
 		.interval_s = a->interval,
 		.duration_s = a->duration,
-		.session_flags = a->follow ? GMT_SESSION_FOLLOW : 0,
+		.session_flags = (a->follow ? GMT_SESSION_FOLLOW : 0) |
+				 (a->all_bos ? GMT_SESSION_ALL_BOS : 0),
 		.spawned = a->argv != NULL,
 		.sink = pipeline_sink,
 		.ctx = &p,

@@ -578,6 +578,9 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_GPU_DEVICE:
 		on_device(m, (const void *)e);
 		break;
+	case GMT_EV_BO:
+		model_bo__add(m, (const void *)e);
+		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
 		m->end_ts = e->ts_ns;
@@ -619,6 +622,7 @@ void model__free(struct model *m)
 	}
 	free(m->stacks);
 	free(m->devices);
+	model_bo__free(m);
 	free(m->procs);
 	free(m->probes);
 	free(m->cmdline);

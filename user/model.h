@@ -100,6 +100,32 @@ struct model_gpu {
 	__u64 info_free, info_total, info_ts, info_min_free;
 };
 
+/* kernel GPU buffers (TTM), by the process that made them */
+enum { BO_SYSTEM, BO_GTT, BO_VRAM, BO_OTHER, BO_NR };
+
+struct model_bo_owner {
+	__u32 pid; /* 0: made before tracing began */
+	char comm[GMT_COMM_LEN];
+	__s64 bytes[BO_NR], peak[BO_NR];
+	__u64 live, created, freed, moves, evictions, evicted_bytes;
+	struct series vram, gtt;
+};
+
+struct model_bo {
+	__u64 bo, size, ts, left_vram_ts;
+	__s32 place;
+	__u32 owner, evictor;
+	char evictor_comm[GMT_COMM_LEN];
+	bool live, left_vram; /* evicted from VRAM and not back yet */
+};
+
+struct model_eviction {
+	__u64 ts, bo, size;
+	__s32 from, to;
+	__u32 owner, evictor, evict_id;
+	char evictor_comm[GMT_COMM_LEN];
+};
+
 struct model_probe {
 	__u32 status;
 	char name[48];
@@ -134,6 +160,14 @@ struct model {
 	struct model_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 
+	struct model_bo *bos; /* every buffer seen, in the order first seen */
+	size_t nr_bos, bos_cap;
+	struct model_bo_owner *bo_owners;
+	size_t nr_bo_owners, bo_owners_cap;
+	struct model_eviction *evictions;
+	size_t nr_evictions, evictions_cap;
+	__u64 bo_events;
+
 	struct gmt_gpu_device *devices; /* what the drivers said of their memory */
 	size_t nr_devices, devices_cap;
 
@@ -159,6 +193,10 @@ const struct gmt_gpu_device *model__vk_device(const struct model *m);
 /* GPU calls: model_gpu.c */
 void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e);
 void model_gpu__free(struct model_gpu *g);
+/* buffer objects: model_bo.c */
+void model_bo__add(struct model *m, const struct gmt_bo *e);
+void model_bo__free(struct model *m);
+const char *model_bo__place_name(__s32 place);
 /* seconds since the session started */
 double model__secs(const struct model *m, __u64 ts);
 __u64 model__duration_ns(const struct model *m);

@@ -292,6 +292,7 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 		print_proc(out, m, procs[j], o);
 	if (!m->nr_procs)
 		fprintf(out, "\nNo events from the target were seen.\n");
+	print_bos(out, m);
 	print_lost(out, m);
 	fprintf(out, "Events: %llu\n", (unsigned long long)m->events);
 	free(procs);

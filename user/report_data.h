@@ -59,5 +59,8 @@ struct json_object;
 struct json_object *stack_json(const struct model *m, __u32 id);
 struct json_object *gpu_json(const struct model *m, const struct model_proc *p);
 struct json_object *gpu_devices_json(const struct model *m);
+/* kernel GPU buffers, report_bo.c */
+void print_bos(FILE *out, const struct model *m);
+struct json_object *bos_json(const struct model *m);
 
 #endif

@@ -311,6 +311,7 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 	for (j = 0; procs && j < m->nr_procs; j++)
 		json_object_array_add(a, proc_json(m, procs[j], opts));
 	add(root, "processes", a);
+	add(root, "kernel_buffers", bos_json(m));
 	add(root, "lost_events", lost_json(m));
 	add(root, "events", events_json(m));
 	fprintf(out, "%s\n",

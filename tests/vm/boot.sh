@@ -1,8 +1,11 @@
 #!/bin/bash
 # tests/vm/boot.sh VMLINUZ SCRIPT: boot VMLINUZ under QEMU (software
 # emulation: /dev/kvm here hangs) with an initramfs of busybox, the static
-# gpumemtrace and the static test workload, run SCRIPT (a shell script) as
+# gpumemtrace and the static test programs, run SCRIPT (a shell script) as
 # root in it, and print what SCRIPT printed. The guest powers off after.
+# MODULES="bochs amdgpu": those modules of the kernel's package and what they
+# need go in /lib/gmt-modules, in load order (list: /lib/gmt-modules/order).
+# VGA_MB: the bochs display's VRAM (default 16).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$1 script=$2
@@ -11,7 +14,25 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"/initrd/{bin,proc,sys,dev,tmp}
 cp /bin/busybox "$root/gpumemtrace" "$tmp/initrd/bin/"
 cp "$root/.output/tests/workload-static" "$tmp/initrd/bin/workload"
+cp "$root/.output/tests/drmflip-static" "$tmp/initrd/bin/drmflip"
 cp "$script" "$tmp/initrd/test.sh"
+if [ -n "${MODULES:-}" ]; then
+	export PATH=$PATH:/sbin:/usr/sbin
+	kdir=$(dirname "$(dirname "$kernel")")
+	ver=$(ls "$kdir/lib/modules")
+	[ -e "$kdir/lib/modules/$ver/modules.dep" ] || depmod -b "$kdir" "$ver"
+	mkdir -p "$tmp/initrd/lib/gmt-modules"
+	for m in $MODULES; do
+		modprobe -d "$kdir" -S "$ver" --show-depends "$m"
+	done | awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r p; do
+		n=$(basename "$p" .xz)
+		case $p in
+		*.xz) xz -dc "$p" ;;
+		*) cat "$p" ;;
+		esac >"$tmp/initrd/lib/gmt-modules/$n"
+		echo "$n" >>"$tmp/initrd/lib/gmt-modules/order"
+	done
+fi
 cat >"$tmp/initrd/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -25,7 +46,8 @@ poweroff -f
 INIT
 chmod +x "$tmp/initrd/init"
 (cd "$tmp/initrd" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$tmp/initrd.gz"
-timeout 300 qemu-system-x86_64 -accel tcg -m 768 -smp 2 -nographic -no-reboot \
+timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
+	-vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || true
 tr -d '\r' <"$tmp/console" | sed -n '/=== begin/,/^=== end/p' | sed '1d'

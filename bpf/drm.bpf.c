@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Kernel GPU buffers through TTM, the memory manager of amdgpu, radeon,
+ * nouveau, bochs, qxl, vmwgfx...: creation (owner), every move between VRAM,
+ * GTT and system memory (with the evict flag and the task that caused it),
+ * release. fentry/fexit on module functions found in the ttm module's BTF. */
+#include "gmt.bpf.h"
+
+/* only the fields used, relocated against the running kernel's ttm/drm BTF */
+struct drm_gem_object {
+	size_t size;
+} __attribute__((preserve_access_index));
+
+struct ttm_resource {
+	__u32 mem_type;
+} __attribute__((preserve_access_index));
+
+struct ttm_place {
+	__u32 mem_type;
+} __attribute__((preserve_access_index));
+
+struct ttm_buffer_object {
+	struct drm_gem_object base;
+	struct kref kref;
+	struct ttm_resource *resource;
+} __attribute__((preserve_access_index));
+
+GMT_SHARED const volatile __u32 all_bos; /* -a: every process's buffers */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);   /* bo */
+	__type(value, __u32); /* owner tgid */
+} bo_owner SEC(".maps");
+
+/* per thread: the placement a move starts from, and the eviction under way */
+struct move_ctx {
+	__s32 from;
+	__u32 evict_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tid */
+	__type(value, struct move_ctx);
+} moving SEC(".maps");
+
+static __always_inline __u32 owner_of(struct ttm_buffer_object *bo)
+{
+	__u64 key = (__u64)bo;
+	__u32 *o = bpf_map_lookup_elem(&bo_owner, &key);
+
+	return o ? *o : 0;
+}
+
+static __always_inline bool wanted(__u32 owner)
+{
+	return all_bos || (owner && gmt_is_target(owner)) ||
+	       gmt_is_target(bpf_get_current_pid_tgid() >> 32);
+}
+
+static __always_inline void emit(struct ttm_buffer_object *bo, __u32 op, __s32 from, __s32 to,
+				 __u32 evict, __u32 owner, __u32 evict_id)
+{
+	struct gmt_bo *e = gmt_reserve(sizeof(*e), GMT_EV_BO, GMT_SRC_BO);
+
+	if (!e)
+		return;
+	e->bo = (__u64)bo;
+	e->size = BPF_CORE_READ(bo, base.size);
+	e->op = op;
+	e->from = from;
+	e->to = to;
+	e->evict = evict;
+	e->owner = owner;
+	e->evict_id = evict_id;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	gmt_submit(e);
+}
+
+/* a buffer's first resource is its creation: ttm_bo_init_reserved itself
+ * takes more arguments than the trampolines of older kernels allow */
+SEC("fentry/ttm_resource_alloc")
+int BPF_PROG(ttm_create, struct ttm_buffer_object *bo, const struct ttm_place *place)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 key = (__u64)bo;
+
+	if (BPF_CORE_READ(bo, resource))
+		return 0; /* a move's new resource */
+	bpf_map_update_elem(&bo_owner, &key, &tgid, BPF_ANY);
+	if (wanted(tgid))
+		emit(bo, GMT_BO_CREATE, GMT_PL_NONE, BPF_CORE_READ(place, mem_type), 0, tgid, 0);
+	return 0;
+}
+
+SEC("fentry/ttm_bo_handle_move_mem")
+int BPF_PROG(ttm_move_enter, struct ttm_buffer_object *bo, struct ttm_resource *mem, bool evict)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ttm_resource *old = BPF_CORE_READ(bo, resource);
+	struct move_ctx *c = bpf_map_lookup_elem(&moving, &tid), n = {};
+
+	n.from = old ? BPF_CORE_READ(old, mem_type) : GMT_PL_NONE;
+	if (c) {
+		c->from = n.from;
+		return 0;
+	}
+	bpf_map_update_elem(&moving, &tid, &n, BPF_ANY);
+	return 0;
+}
+
+/* at the exit the move is done: a driver may refuse it and ask for a hop */
+SEC("fexit/ttm_bo_handle_move_mem")
+int BPF_PROG(ttm_move_exit, struct ttm_buffer_object *bo, struct ttm_resource *mem, bool evict,
+	     void *ctx_, void *hop, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), owner;
+	struct move_ctx *c = bpf_map_lookup_elem(&moving, &tid);
+	__s32 from;
+	__u32 id;
+
+	if (!c)
+		return 0;
+	from = c->from;
+	id = c->evict_id;
+	if (!id)
+		bpf_map_delete_elem(&moving, &tid);
+	if (ret)
+		return 0;
+	owner = owner_of(bo);
+	if (wanted(owner))
+		emit(bo, GMT_BO_MOVE, from, BPF_CORE_READ(mem, mem_type), evict || id, owner, id);
+	return 0;
+}
+
+/* an eviction: every move inside it (the hop through GTT too) is one */
+static __always_inline void evict_begin(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct move_ctx n = { GMT_PL_NONE, bpf_get_prandom_u32() | 1 };
+
+	bpf_map_update_elem(&moving, &tid, &n, BPF_ANY);
+}
+
+static __always_inline void evict_end(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&moving, &tid);
+}
+
+SEC("fentry/ttm_mem_evict_first") /* up to 6.8 */
+int BPF_PROG(ttm_evict_first_enter)
+{
+	evict_begin();
+	return 0;
+}
+
+SEC("fexit/ttm_mem_evict_first")
+int BPF_PROG(ttm_evict_first_exit)
+{
+	evict_end();
+	return 0;
+}
+
+SEC("fentry/ttm_bo_evict") /* 6.9 and later */
+int BPF_PROG(ttm_bo_evict_enter)
+{
+	evict_begin();
+	return 0;
+}
+
+SEC("fexit/ttm_bo_evict")
+int BPF_PROG(ttm_bo_evict_exit)
+{
+	evict_end();
+	return 0;
+}
+
+SEC("fentry/ttm_bo_release")
+int BPF_PROG(ttm_release, struct kref *kref)
+{
+	struct ttm_buffer_object *bo =
+		(void *)((char *)kref - bpf_core_field_offset(struct ttm_buffer_object, kref));
+	__u64 key = (__u64)bo;
+	__u32 owner = owner_of(bo);
+
+	if (wanted(owner))
+		emit(bo, GMT_BO_FREE, GMT_PL_NONE, GMT_PL_NONE, 0, owner, 0);
+	bpf_map_delete_elem(&bo_owner, &key);
+	return 0;
+}

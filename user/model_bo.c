@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kernel GPU buffers from BO events: where each one is, whose it is, who
+ * pushed it out of VRAM */
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+const char *model_bo__place_name(__s32 place)
+{
+	switch (place) {
+	case GMT_PL_NONE:
+		return "none";
+	case GMT_PL_SYSTEM:
+		return "system";
+	case GMT_PL_TT:
+		return "gtt";
+	case GMT_PL_VRAM:
+		return "vram";
+	default:
+		return "driver";
+	}
+}
+
+static int slot(__s32 place)
+{
+	return place == GMT_PL_SYSTEM ? BO_SYSTEM :
+	       place == GMT_PL_TT     ? BO_GTT :
+	       place == GMT_PL_VRAM   ? BO_VRAM :
+					BO_OTHER;
+}
+
+static struct model_bo_owner *owner(struct model *m, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == pid)
+			return &m->bo_owners[i];
+	if (grow((void **)&m->bo_owners, &m->bo_owners_cap, m->nr_bo_owners, sizeof(*m->bo_owners)))
+		return NULL;
+	m->bo_owners[m->nr_bo_owners] = (struct model_bo_owner){ .pid = pid };
+	return &m->bo_owners[m->nr_bo_owners++];
+}
+
+/* the newest buffer at that address: addresses are reused after a free */
+static struct model_bo *find(struct model *m, __u64 bo)
+{
+	size_t i;
+
+	for (i = m->nr_bos; i-- > 0;)
+		if (m->bos[i].bo == bo)
+			return m->bos[i].live ? &m->bos[i] : NULL;
+	return NULL;
+}
+
+static void series_put(struct series *s, __u64 ts, __s64 v)
+{
+	if (s->n && s->p[s->n - 1].ts == ts) {
+		s->p[s->n - 1].v = v;
+		return;
+	}
+	if (grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
+		return;
+	s->p[s->n++] = (struct series_point){ ts, v };
+}
+
+static void place_bytes(struct model_bo_owner *o, __u64 ts, __s32 place, __s64 delta)
+{
+	int k = slot(place);
+
+	if (place == GMT_PL_NONE)
+		return;
+	o->bytes[k] += delta;
+	if (o->bytes[k] > o->peak[k])
+		o->peak[k] = o->bytes[k];
+	if (k == BO_VRAM)
+		series_put(&o->vram, ts, o->bytes[k]);
+	else if (k == BO_GTT)
+		series_put(&o->gtt, ts, o->bytes[k]);
+}
+
+static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo *b)
+{
+	struct model_eviction *v = m->nr_evictions ? &m->evictions[m->nr_evictions - 1] : NULL;
+
+	/* TTM bounced it (VRAM -> GTT -> system): the same eviction goes on */
+	if (v && e->evict_id && v->evict_id == e->evict_id && v->bo == e->bo) {
+		v->to = e->to;
+		return;
+	}
+	if (grow((void **)&m->evictions, &m->evictions_cap, m->nr_evictions, sizeof(*m->evictions)))
+		return;
+	v = &m->evictions[m->nr_evictions++];
+	*v = (struct model_eviction){ .ts = e->hdr.ts_ns,
+				      .bo = e->bo,
+				      .size = b->size,
+				      .from = e->from,
+				      .to = e->to,
+				      .owner = b->owner,
+				      .evictor = e->hdr.pid,
+				      .evict_id = e->evict_id };
+	memcpy(v->evictor_comm, e->comm, sizeof(v->evictor_comm));
+	v->evictor_comm[GMT_COMM_LEN - 1] = 0;
+	owner(m, b->owner)->evictions++;
+	owner(m, b->owner)->evicted_bytes += b->size;
+}
+
+void model_bo__add(struct model *m, const struct gmt_bo *e)
+{
+	struct model_bo *b = find(m, e->bo);
+	struct model_bo_owner *o;
+
+	m->bo_events++;
+	if (e->op == GMT_BO_CREATE || (!b && e->op == GMT_BO_MOVE)) {
+		/* a move of a buffer not seen before: made before tracing */
+		if (b)
+			b->live = false;
+		if (grow((void **)&m->bos, &m->bos_cap, m->nr_bos, sizeof(*m->bos)))
+			return;
+		b = &m->bos[m->nr_bos++];
+		*b = (struct model_bo){ .bo = e->bo,
+					.size = e->size,
+					.ts = e->hdr.ts_ns,
+					.place = e->op == GMT_BO_CREATE ? e->to : e->from,
+					.owner = e->owner,
+					.live = true };
+		o = owner(m, e->owner);
+		if (!o)
+			return;
+		if (e->owner && e->owner == e->hdr.pid)
+			memcpy(o->comm, e->comm, sizeof(o->comm) - 1);
+		o->live++;
+		o->created += e->op == GMT_BO_CREATE;
+		place_bytes(o, e->hdr.ts_ns, b->place, b->size);
+		if (e->op == GMT_BO_CREATE)
+			return;
+	}
+	if (!b || !(o = owner(m, b->owner)))
+		return;
+	switch (e->op) {
+	case GMT_BO_MOVE:
+		o->moves++;
+		place_bytes(o, e->hdr.ts_ns, b->place, -(__s64)b->size);
+		place_bytes(o, e->hdr.ts_ns, e->to, b->size);
+		if (e->evict)
+			on_eviction(m, e, b);
+		if (b->place == GMT_PL_VRAM && e->to != GMT_PL_VRAM && e->evict && !b->left_vram) {
+			b->left_vram = true;
+			b->left_vram_ts = e->hdr.ts_ns;
+			b->evictor = e->hdr.pid;
+			memcpy(b->evictor_comm, e->comm, sizeof(b->evictor_comm) - 1);
+		} else if (e->to == GMT_PL_VRAM) {
+			b->left_vram = false;
+		}
+		b->place = e->to;
+		break;
+	case GMT_BO_FREE:
+		place_bytes(o, e->hdr.ts_ns, b->place, -(__s64)b->size);
+		o->live--;
+		o->freed++;
+		b->live = false;
+		break;
+	}
+}
+
+void model_bo__free(struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_bo_owners; i++) {
+		free(m->bo_owners[i].vram.p);
+		free(m->bo_owners[i].gtt.p);
+	}
+	free(m->bo_owners);
+	free(m->bos);
+	free(m->evictions);
+}

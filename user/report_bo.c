@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the kernel GPU buffer sections of both reports */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fmt.h"
+#include "report_data.h"
+
+#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
+#define add(o, k, v) json_object_object_add(o, k, v)
+#define MAX_ROWS 20
+
+static const char *owner_name(const struct model *m, __u32 pid, const char *comm, char *buf,
+			      size_t size)
+{
+	const struct model_proc *p = pid ? model__proc(m, pid) : NULL;
+	size_t i;
+
+	if (!pid)
+		return "made before tracing";
+	for (i = 0; !comm[0] && i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == pid)
+			comm = m->bo_owners[i].comm;
+	snprintf(buf, size, "pid %u (%s)", pid, p && p->comm[0] ? p->comm : comm[0] ? comm : "?");
+	return buf;
+}
+
+void print_bos(FILE *out, const struct model *m)
+{
+	char a[32], b[32], c[32], d[32], e[32], name[48];
+	__u64 left = 0, nleft = 0;
+	size_t i;
+
+	if (!m->bo_events)
+		return;
+	fprintf(out, "\nKernel GPU buffers (TTM)%s\n",
+		m->flags & GMT_SESSION_ALL_BOS ? ", every process (-a)" : "");
+	fprintf(out, "  %-28s %6s %11s %11s %11s %11s %6s %9s\n", "owner", "live", "vram", "gtt",
+		"system", "peak vram", "moves", "evictions");
+	for (i = 0; i < m->nr_bo_owners; i++) {
+		const struct model_bo_owner *o = &m->bo_owners[i];
+
+		fprintf(out, "  %-28s %6llu %11s %11s %11s %11s %6llu %9llu\n",
+			owner_name(m, o->pid, o->comm, name, sizeof(name)),
+			(unsigned long long)o->live, B(a, o->bytes[BO_VRAM]),
+			B(b, o->bytes[BO_GTT]), B(c, o->bytes[BO_SYSTEM]), B(d, o->peak[BO_VRAM]),
+			(unsigned long long)o->moves, (unsigned long long)o->evictions);
+	}
+	if (m->nr_evictions) {
+		fprintf(out, "\n  Evictions: %zu\n    %9s %11s  %-16s %-28s %s\n", m->nr_evictions,
+			"time", "size", "from -> to", "owner", "evicted by");
+		for (i = 0; i < m->nr_evictions && i < MAX_ROWS; i++) {
+			const struct model_eviction *v = &m->evictions[i];
+			char move[32];
+
+			snprintf(move, sizeof(move), "%s -> %s", model_bo__place_name(v->from),
+				 model_bo__place_name(v->to));
+			fprintf(out, "    %7.2f s %11s  %-16s %-28s pid %u (%s)\n",
+				model__secs(m, v->ts), B(a, v->size), move,
+				owner_name(m, v->owner, "", name, sizeof(name)), v->evictor,
+				v->evictor_comm);
+		}
+		if (m->nr_evictions > MAX_ROWS)
+			fprintf(out, "    ... and %zu more\n", m->nr_evictions - MAX_ROWS);
+	}
+	for (i = 0; i < m->nr_bos; i++)
+		if (m->bos[i].live && m->bos[i].left_vram) {
+			left += m->bos[i].size;
+			nleft++;
+		}
+	if (!nleft)
+		return;
+	fprintf(out, "\n  Evicted from VRAM and not back: %llu buffers, %s\n",
+		(unsigned long long)nleft, B(e, left));
+	for (i = 0; i < m->nr_bos; i++) {
+		const struct model_bo *bo = &m->bos[i];
+
+		if (!bo->live || !bo->left_vram)
+			continue;
+		fprintf(out, "    %11s in %-6s since %.2f s, %s, evicted by pid %u (%s)\n",
+			B(a, bo->size), model_bo__place_name(bo->place),
+			model__secs(m, bo->left_vram_ts),
+			owner_name(m, bo->owner, "", name, sizeof(name)), bo->evictor,
+			bo->evictor_comm);
+	}
+}
+
+static struct json_object *u64(__u64 v)
+{
+	return json_object_new_uint64(v);
+}
+
+static struct json_object *str(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+struct json_object *bos_json(const struct model *m)
+{
+	struct json_object *o, *owners, *ev, *left;
+	size_t i;
+
+	if (!m->bo_events)
+		return NULL;
+	o = json_object_new_object();
+	owners = json_object_new_array();
+	ev = json_object_new_array();
+	left = json_object_new_array();
+	add(o, "events", u64(m->bo_events));
+	for (i = 0; i < m->nr_bo_owners; i++) {
+		const struct model_bo_owner *w = &m->bo_owners[i];
+		const struct model_proc *p = w->pid ? model__proc(m, w->pid) : NULL;
+		struct json_object *x = json_object_new_object();
+
+		add(x, "pid", w->pid ? u64(w->pid) : NULL);
+		add(x, "comm", str(p && p->comm[0] ? p->comm : w->comm));
+		add(x, "live", u64(w->live));
+		add(x, "created", u64(w->created));
+		add(x, "freed", u64(w->freed));
+		add(x, "vram_bytes", json_object_new_int64(w->bytes[BO_VRAM]));
+		add(x, "gtt_bytes", json_object_new_int64(w->bytes[BO_GTT]));
+		add(x, "system_bytes", json_object_new_int64(w->bytes[BO_SYSTEM]));
+		add(x, "driver_bytes", json_object_new_int64(w->bytes[BO_OTHER]));
+		add(x, "peak_vram_bytes", json_object_new_int64(w->peak[BO_VRAM]));
+		add(x, "peak_gtt_bytes", json_object_new_int64(w->peak[BO_GTT]));
+		add(x, "moves", u64(w->moves));
+		add(x, "evictions", u64(w->evictions));
+		add(x, "evicted_bytes", u64(w->evicted_bytes));
+		json_object_array_add(owners, x);
+	}
+	for (i = 0; i < m->nr_evictions; i++) {
+		const struct model_eviction *v = &m->evictions[i];
+		struct json_object *x = json_object_new_object();
+
+		add(x, "t_s", json_object_new_double(model__secs(m, v->ts)));
+		add(x, "bo", u64(v->bo));
+		add(x, "size_bytes", u64(v->size));
+		add(x, "from", str(model_bo__place_name(v->from)));
+		add(x, "to", str(model_bo__place_name(v->to)));
+		add(x, "owner_pid", v->owner ? u64(v->owner) : NULL);
+		add(x, "evictor_pid", u64(v->evictor));
+		add(x, "evictor_comm", str(v->evictor_comm));
+		json_object_array_add(ev, x);
+	}
+	for (i = 0; i < m->nr_bos; i++) {
+		const struct model_bo *b = &m->bos[i];
+		struct json_object *x;
+
+		if (!b->live || !b->left_vram)
+			continue;
+		x = json_object_new_object();
+		add(x, "bo", u64(b->bo));
+		add(x, "size_bytes", u64(b->size));
+		add(x, "now_in", str(model_bo__place_name(b->place)));
+		add(x, "since_s", json_object_new_double(model__secs(m, b->left_vram_ts)));
+		add(x, "owner_pid", b->owner ? u64(b->owner) : NULL);
+		add(x, "evictor_pid", u64(b->evictor));
+		add(x, "evictor_comm", str(b->evictor_comm));
+		json_object_array_add(left, x);
+	}
+	add(o, "owners", owners);
+	add(o, "evictions", ev);
+	add(o, "evicted_not_back", left);
+	return o;
+}

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fifo.h"
 #include <time.h>
 
 typedef int (*out_size_fn)(void **, size_t);
@@ -222,18 +223,6 @@ static void loop(long n)
 	printf("{\"pairs\": %ld, \"seconds\": %.3f, \"ns_per_pair\": %.0f}\n", n, t, t * 1e9 / n);
 }
 
-static void wait_fifo(const char *path)
-{
-	FILE *f;
-	char c;
-
-	if (!path || !(f = fopen(path, "r")))
-		return;
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-}
-
 int main(int argc, char **argv)
 {
 	const char *path = NULL, *api = "cuda", *wait = NULL, *out = NULL, *ready = NULL;
@@ -272,10 +261,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpuwork: %s\n", dlerror());
 		return 1;
 	}
-	if (ready && (f = fopen(ready, "w"))) {
-		fprintf(f, "ready\n");
-		fclose(f);
-	}
+	say_ready(ready);
 	wait_fifo(wait);
 	if (loops) {
 		loop(loops);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fifo.h"
 #include <vulkan/vulkan.h>
 
 #define MAX_ALLOCS 256
@@ -22,18 +23,6 @@
 static VkDevice dev;
 static PFN_vkAllocateMemory direct_alloc;
 static PFN_vkFreeMemory direct_free;
-
-static void wait_fifo(const char *path)
-{
-	FILE *f;
-	char c;
-
-	if (!path || !(f = fopen(path, "r")))
-		return;
-	if (fread(&c, 1, 1, f) != 1)
-		c = 0;
-	fclose(f);
-}
 
 static void die(const char *what, VkResult r)
 {
@@ -144,10 +133,7 @@ int main(int argc, char **argv)
 	direct_free = (PFN_vkFreeMemory)vkGetDeviceProcAddr(dev, "vkFreeMemory");
 	if (!direct_alloc || !direct_free)
 		die("vkGetDeviceProcAddr", VK_ERROR_UNKNOWN);
-	if (ready && (f = fopen(ready, "w"))) {
-		fprintf(f, "ready\n");
-		fclose(f);
-	}
+	say_ready(ready);
 	wait_fifo(wait);
 
 	for (i = 0; i < loader_n; i++) {

@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <json-c/json.h>
+#include "json_util.h"
 #include <string.h>
 #include "dump.h"
 #include "gpufuncs.h"
 
-#define add(o, k, v) json_object_object_add(o, k, v)
-
-static struct json_object *u64(__u64 v)
-{
-	return json_object_new_uint64(v);
-}
-
-static struct json_object *i64(__s64 v)
-{
-	return json_object_new_int64(v);
-}
-
-static struct json_object *str(const char *s, size_t max)
+static struct json_object *strn(const char *s, size_t max)
 {
 	return json_object_new_string_len(s, strnlen(s, max));
 }
@@ -89,10 +78,10 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_PROBE: {
 		const struct gmt_probe *p = (const void *)e;
 
-		add(o, "name", str(p->name, sizeof(p->name)));
+		add(o, "name", strn(p->name, sizeof(p->name)));
 		add(o, "status", u64(p->status));
-		add(o, "what", str(p->what, sizeof(p->what)));
-		add(o, "reason", str(p->reason, sizeof(p->reason)));
+		add(o, "what", strn(p->what, sizeof(p->what)));
+		add(o, "reason", strn(p->reason, sizeof(p->reason)));
 		break;
 	}
 	case GMT_EV_RSS: {
@@ -127,14 +116,14 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "owner", u64(b->owner));
 		if (b->evict_id)
 			add(o, "evict_id", u64(b->evict_id));
-		add(o, "comm", str(b->comm, sizeof(b->comm)));
+		add(o, "comm", strn(b->comm, sizeof(b->comm)));
 		break;
 	}
 	case GMT_EV_GPU_DEVICE: {
 		const struct gmt_gpu_device *g = (const void *)e;
 
-		add(o, "name", str(g->name, sizeof(g->name)));
-		add(o, "driver", str(g->driver, sizeof(g->driver)));
+		add(o, "name", strn(g->name, sizeof(g->name)));
+		add(o, "driver", strn(g->driver, sizeof(g->driver)));
 		add(o, "memory_types", u64(g->nr_types));
 		add(o, "heaps", u64(g->nr_heaps));
 		break;

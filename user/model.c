@@ -11,8 +11,7 @@ struct live_range {
 	size_t map; /* index into model_proc.maps */
 };
 
-/* grow *arr (of `size`-byte elements) to hold at least n+1 */
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
+int model__grow(void **arr, size_t *cap, size_t n, size_t size)
 {
 	size_t ncap;
 	void *p;
@@ -30,7 +29,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size)
 
 static void series_add(struct series *s, __u64 ts, __s64 v)
 {
-	if (grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
+	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
 		return;
 	s->p[s->n++] = (struct series_point){ ts, v };
 }
@@ -109,7 +108,7 @@ static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
 
 	if (p)
 		return p;
-	if (grow((void **)&m->procs, &m->procs_cap, m->nr_procs, sizeof(*m->procs)))
+	if (model__grow((void **)&m->procs, &m->procs_cap, m->nr_procs, sizeof(*m->procs)))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -165,7 +164,7 @@ static void on_probe(struct model *m, const struct gmt_probe *e)
 {
 	struct model_probe *p;
 
-	if (grow((void **)&m->probes, &m->probes_cap, m->nr_probes, sizeof(*m->probes)))
+	if (model__grow((void **)&m->probes, &m->probes_cap, m->nr_probes, sizeof(*m->probes)))
 		return;
 	p = &m->probes[m->nr_probes++];
 	p->status = e->status;
@@ -313,8 +312,8 @@ static void unmap_range(struct model_proc *p, __u64 start, __u64 end, __u64 ts)
 			struct live_range tail = { hi, r->end, r->map };
 
 			r->end = lo;
-			if (grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges,
-				 sizeof(*p->ranges)))
+			if (model__grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges,
+					sizeof(*p->ranges)))
 				return;
 			memmove(&p->ranges[i + 2], &p->ranges[i + 1],
 				(p->nr_ranges - i - 1) * sizeof(*p->ranges));
@@ -339,7 +338,7 @@ static void map_range(struct model_proc *p, __u64 start, __u64 len, size_t map)
 {
 	size_t i = 0;
 
-	if (grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges, sizeof(*p->ranges)))
+	if (model__grow((void **)&p->ranges, &p->ranges_cap, p->nr_ranges, sizeof(*p->ranges)))
 		return;
 	while (i < p->nr_ranges && p->ranges[i].start < start)
 		i++;
@@ -374,7 +373,7 @@ static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_s
 	len = page_up(e->len, page_size);
 	/* a fixed mapping replaces what was there */
 	unmap_range(p, e->addr, e->addr + len, e->hdr.ts_ns);
-	if (grow((void **)&p->maps, &p->maps_cap, p->nr_maps, sizeof(*p->maps)))
+	if (model__grow((void **)&p->maps, &p->maps_cap, p->nr_maps, sizeof(*p->maps)))
 		return;
 	mp = &p->maps[p->nr_maps];
 	*mp = (struct model_mapping){
@@ -438,7 +437,7 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 
 	if (model__stack(m, e->stack_id))
 		return;
-	if (grow((void **)&m->stacks, &m->stacks_cap, m->nr_stacks, sizeof(*m->stacks)))
+	if (model__grow((void **)&m->stacks, &m->stacks_cap, m->nr_stacks, sizeof(*m->stacks)))
 		return;
 	s = &m->stacks[m->nr_stacks];
 	s->id = e->stack_id;
@@ -517,7 +516,7 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 
 static void on_device(struct model *m, const struct gmt_gpu_device *e)
 {
-	if (grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*e)))
+	if (model__grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*e)))
 		return;
 	m->devices[m->nr_devices] = *e;
 	m->devices[m->nr_devices].nr_types =

@@ -175,6 +175,8 @@ struct model {
 	__u64 events, events_by_type[GMT_EV_MAX], unknown_events;
 };
 
+/* grow *arr (of `size`-byte elements) to hold at least n+1; -1 when out of memory */
+int model__grow(void **arr, size_t *cap, size_t n, size_t size);
 struct model *model__new(void);
 void model__free(struct model *m);
 /* apply one event; a gmt_sink_fn */

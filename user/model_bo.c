@@ -5,22 +5,6 @@
 #include <string.h>
 #include "model.h"
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 const char *model_bo__place_name(__s32 place)
 {
 	switch (place) {
@@ -52,7 +36,8 @@ static struct model_bo_owner *owner(struct model *m, __u32 pid)
 	for (i = 0; i < m->nr_bo_owners; i++)
 		if (m->bo_owners[i].pid == pid)
 			return &m->bo_owners[i];
-	if (grow((void **)&m->bo_owners, &m->bo_owners_cap, m->nr_bo_owners, sizeof(*m->bo_owners)))
+	if (model__grow((void **)&m->bo_owners, &m->bo_owners_cap, m->nr_bo_owners,
+			sizeof(*m->bo_owners)))
 		return NULL;
 	m->bo_owners[m->nr_bo_owners] = (struct model_bo_owner){ .pid = pid };
 	return &m->bo_owners[m->nr_bo_owners++];
@@ -75,7 +60,7 @@ static void series_put(struct series *s, __u64 ts, __s64 v)
 		s->p[s->n - 1].v = v;
 		return;
 	}
-	if (grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
+	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
 		return;
 	s->p[s->n++] = (struct series_point){ ts, v };
 }
@@ -104,7 +89,8 @@ static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo
 		v->to = e->to;
 		return;
 	}
-	if (grow((void **)&m->evictions, &m->evictions_cap, m->nr_evictions, sizeof(*m->evictions)))
+	if (model__grow((void **)&m->evictions, &m->evictions_cap, m->nr_evictions,
+			sizeof(*m->evictions)))
 		return;
 	v = &m->evictions[m->nr_evictions++];
 	*v = (struct model_eviction){ .ts = e->hdr.ts_ns,
@@ -131,7 +117,7 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 		/* a move of a buffer not seen before: made before tracing */
 		if (b)
 			b->live = false;
-		if (grow((void **)&m->bos, &m->bos_cap, m->nr_bos, sizeof(*m->bos)))
+		if (model__grow((void **)&m->bos, &m->bos_cap, m->nr_bos, sizeof(*m->bos)))
 			return;
 		b = &m->bos[m->nr_bos++];
 		*b = (struct model_bo){ .bo = e->bo,

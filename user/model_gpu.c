@@ -94,21 +94,12 @@ static struct model_gpu_live *insert(struct model_gpu *g, __u64 handle, unsigned
 
 static void series_set(struct series *s, __u64 ts, __s64 v)
 {
-	struct series_point *p;
-
 	if (s->n && ts < s->p[s->n - 1].ts + SERIES_STEP_NS && s->n > 1) {
 		s->p[s->n - 1].v = v;
 		return;
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-
-		p = realloc(s->p, cap * sizeof(*p));
-		if (!p)
-			return;
-		s->p = p;
-		s->cap = cap;
-	}
+	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
+		return;
 	s->p[s->n++] = (struct series_point){ ts, v };
 }
 
@@ -132,15 +123,8 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 
 	if (e->result) {
 		st->failed++;
-		if (g->nr_fails == g->fails_cap) {
-			size_t cap = g->fails_cap ? g->fails_cap * 2 : 8;
-
-			f = realloc(g->fails, cap * sizeof(*f));
-			if (!f)
-				return;
-			g->fails = f;
-			g->fails_cap = cap;
-		}
+		if (model__grow((void **)&g->fails, &g->fails_cap, g->nr_fails, sizeof(*f)))
+			return;
 		f = &g->fails[g->nr_fails++];
 		*f = (struct model_gpu_failure){ .ts = e->hdr.ts_ns,
 						 .size = e->size,

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the kernel GPU buffer sections of both reports */
 #include <json-c/json.h>
+#include "json_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include "fmt.h"
 #include "report_data.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
-#define add(o, k, v) json_object_object_add(o, k, v)
 #define MAX_ROWS 20
 
 static const char *owner_name(const struct model *m, __u32 pid, const char *comm, char *buf,
@@ -83,16 +83,6 @@ void print_bos(FILE *out, const struct model *m)
 			owner_name(m, bo->owner, "", name, sizeof(name)), bo->evictor,
 			bo->evictor_comm);
 	}
-}
-
-static struct json_object *u64(__u64 v)
-{
-	return json_object_new_uint64(v);
-}
-
-static struct json_object *str(const char *s)
-{
-	return json_object_new_string(s ? s : "");
 }
 
 struct json_object *bos_json(const struct model *m)

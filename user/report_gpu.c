@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the GPU API sections of both reports */
 #include <json-c/json.h>
+#include "json_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include "fmt.h"
@@ -8,7 +9,6 @@
 #include "report_data.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
-#define add(o, k, v) json_object_object_add(o, k, v)
 
 static const char *const type_flag_names[] = {
 	"device-local", "host-visible",	   "host-coherent",   "host-cached", "lazily-allocated",
@@ -258,26 +258,6 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 }
 
 /* --json */
-
-static struct json_object *u64(__u64 v)
-{
-	return json_object_new_uint64(v);
-}
-
-static struct json_object *i64(__s64 v)
-{
-	return json_object_new_int64(v);
-}
-
-static struct json_object *str(const char *s)
-{
-	return json_object_new_string(s ? s : "");
-}
-
-static struct json_object *num(double v)
-{
-	return json_object_new_double(v);
-}
 
 struct json_object *gpu_devices_json(const struct model *m)
 {

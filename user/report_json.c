@@ -1,32 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the --json report; every field is described in docs/json.md */
 #include <json-c/json.h>
+#include "json_util.h"
 #include <stdlib.h>
 #include "fmt.h"
 #include "report.h"
 #include "report_data.h"
-
-#define add(o, k, v) json_object_object_add(o, k, v)
-
-static struct json_object *i64(__s64 v)
-{
-	return json_object_new_int64(v);
-}
-
-static struct json_object *u64(__u64 v)
-{
-	return json_object_new_uint64(v);
-}
-
-static struct json_object *num(double v)
-{
-	return json_object_new_double(v);
-}
-
-static struct json_object *str(const char *s)
-{
-	return json_object_new_string(s ? s : "");
-}
 
 static struct json_object *session_json(const struct model *m)
 {

@@ -22,9 +22,44 @@ struct ttm_buffer_object {
 	struct drm_gem_object base;
 	struct kref kref;
 	struct ttm_resource *resource;
+	void (*destroy)(struct ttm_buffer_object *);
+} __attribute__((preserve_access_index));
+
+/* amdgpu: its buffers and the VM (process) they are mapped into. The task
+ * info was embedded in the VM up to 6.9 and is a pointer since. */
+struct amdgpu_task_info {
+	int tgid;
+} __attribute__((preserve_access_index));
+
+struct amdgpu_vm___embedded {
+	struct amdgpu_task_info task_info;
+} __attribute__((preserve_access_index));
+
+struct amdgpu_vm___pointer {
+	struct amdgpu_task_info *task_info;
+} __attribute__((preserve_access_index));
+
+struct amdgpu_vm;
+
+struct amdgpu_vm_bo_base {
+	struct amdgpu_vm *vm;
+} __attribute__((preserve_access_index));
+
+struct amdgpu_bo {
+	struct ttm_buffer_object tbo;
+	struct amdgpu_vm_bo_base *vm_bo;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_amdgpu_bo_create {
+	struct amdgpu_bo *bo;
+	__u32 prefer;
+	__u32 allow;
 } __attribute__((preserve_access_index));
 
 GMT_SHARED const volatile __u32 all_bos; /* -a: every process's buffers */
+/* amdgpu_bo_destroy and amdgpu_bo_user_destroy, from kallsyms: a buffer
+ * with either as its destroy callback is amdgpu's */
+const volatile __u64 amdgpu_destroy[2];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -54,6 +89,32 @@ static __always_inline __u32 owner_of(struct ttm_buffer_object *bo)
 	return o ? *o : 0;
 }
 
+/* the process whose GPU VM an amdgpu buffer belongs to: the owner of a
+ * buffer made before tracing began */
+static __always_inline __u32 amdgpu_vm_owner(struct ttm_buffer_object *bo)
+{
+	struct amdgpu_vm_bo_base *vb;
+	struct amdgpu_task_info *ti;
+	struct amdgpu_bo *abo;
+	void *destroy, *vm;
+
+	if (!bpf_core_type_exists(struct amdgpu_bo) || !amdgpu_destroy[0])
+		return 0;
+	destroy = BPF_CORE_READ(bo, destroy);
+	if ((__u64)destroy != amdgpu_destroy[0] && (__u64)destroy != amdgpu_destroy[1])
+		return 0;
+	abo = (void *)((char *)bo - bpf_core_field_offset(struct amdgpu_bo, tbo));
+	vb = BPF_CORE_READ(abo, vm_bo);
+	vm = vb ? BPF_CORE_READ(vb, vm) : NULL;
+	if (!vm)
+		return 0;
+	if (bpf_core_field_exists(((struct amdgpu_vm___pointer *)0)->task_info)) {
+		ti = BPF_CORE_READ((struct amdgpu_vm___pointer *)vm, task_info);
+		return ti ? BPF_CORE_READ(ti, tgid) : 0;
+	}
+	return BPF_CORE_READ((struct amdgpu_vm___embedded *)vm, task_info.tgid);
+}
+
 static __always_inline bool wanted(__u32 owner)
 {
 	return all_bos || (owner && gmt_is_target(owner)) ||
@@ -75,6 +136,7 @@ static __always_inline void emit(struct ttm_buffer_object *bo, __u32 op, __s32 f
 	e->evict = evict;
 	e->owner = owner;
 	e->evict_id = evict_id;
+	e->prefer = e->allowed = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	gmt_submit(e);
 }
@@ -130,8 +192,40 @@ int BPF_PROG(ttm_move_exit, struct ttm_buffer_object *bo, struct ttm_resource *m
 	if (ret)
 		return 0;
 	owner = owner_of(bo);
+	if (!owner && (owner = amdgpu_vm_owner(bo))) {
+		__u64 key = (__u64)bo;
+
+		bpf_map_update_elem(&bo_owner, &key, &owner, BPF_ANY);
+	}
 	if (wanted(owner))
 		emit(bo, GMT_BO_MOVE, from, BPF_CORE_READ(mem, mem_type), evict || id, owner, id);
+	return 0;
+}
+
+/* amdgpu says where it wants a buffer it made: preferred, allowed domains */
+SEC("tracepoint/amdgpu/amdgpu_bo_create")
+int tp_amdgpu_bo_create(struct trace_event_raw_amdgpu_bo_create *ctx)
+{
+	struct amdgpu_bo *abo = ctx->bo; /* the context is read directly, not probed */
+	struct ttm_buffer_object *bo;
+	struct gmt_bo *e;
+
+	if (!abo || !wanted(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	bo = (void *)((char *)abo + bpf_core_field_offset(struct amdgpu_bo, tbo));
+	e = gmt_reserve(sizeof(*e), GMT_EV_BO, GMT_SRC_BO);
+	if (!e)
+		return 0;
+	e->bo = (__u64)bo;
+	e->size = BPF_CORE_READ(bo, base.size);
+	e->op = GMT_BO_DOMAINS;
+	e->from = e->to = GMT_PL_NONE;
+	e->evict = e->evict_id = 0;
+	e->owner = bpf_get_current_pid_tgid() >> 32;
+	e->prefer = ctx->prefer;
+	e->allowed = ctx->allow;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	gmt_submit(e);
 	return 0;
 }
 

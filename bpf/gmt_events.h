@@ -371,7 +371,13 @@ enum gmt_bo_op {
 	GMT_BO_CREATE = 1,
 	GMT_BO_MOVE = 2,
 	GMT_BO_FREE = 3,
+	GMT_BO_DOMAINS = 4, /* amdgpu's placement wishes for a buffer just made */
 };
+
+/* amdgpu GEM domains (AMDGPU_GEM_DOMAIN_*) */
+#define GMT_AMDGPU_DOMAIN_CPU 0x1
+#define GMT_AMDGPU_DOMAIN_GTT 0x2
+#define GMT_AMDGPU_DOMAIN_VRAM 0x4
 
 /* TTM placements (ttm_resource.mem_type); drivers number theirs from 3 */
 #define GMT_PL_NONE (-1) /* no resource: before the first placement */
@@ -390,6 +396,7 @@ struct gmt_bo {
 	__u32 owner;		 /* tgid that created it; 0 when made before tracing */
 	__u32 evict_id;		 /* moves of one eviction (TTM may bounce through TT) */
 	char comm[GMT_COMM_LEN]; /* the current task's */
+	__u32 prefer, allowed;	 /* GMT_BO_DOMAINS: amdgpu domains */
 };
 
 #endif /* GMT_EVENTS_H */

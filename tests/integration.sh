@@ -629,7 +629,7 @@ GUEST
 	sed -n '/^=== flip/,/^=== report/p' "$T/console" | sed '1d;$d' >"$f"
 	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$r"
 	evict=$([ "$version" = 6.1 ] && echo ttm_mem_evict_first || echo ttm_bo_evict)
-	for p in fentry:ttm "fentry:$evict"; do
+	for p in fentry:ttm "fentry:$evict" amdgpu:amdgpu_bo_create; do
 		expect '[ "$(jqr ".probes[] | select(.name == \"$p\") | .status" "$r")" = attached ]' \
 			"$p attached on $version" || return 1
 	done

@@ -197,6 +197,33 @@ static const char *bo_evict_missing(struct attach *a)
 	return ttm_func_missing(a, "ttm_bo_evict");
 }
 
+static const char *amdgpu_missing(struct attach *a)
+{
+	if (!has_tracepoint(a, "amdgpu", "amdgpu_bo_create"))
+		return "the amdgpu module is not loaded: no AMD GPU buffers to describe";
+	if (access("/sys/kernel/btf/amdgpu", F_OK))
+		return "the amdgpu module has no BTF";
+	return NULL;
+}
+
+/* amdgpu's buffer destructors, so BPF can tell its buffers from others */
+static void find_amdgpu_destroy(__u64 addr[2])
+{
+	char line[512], name[256], type;
+	unsigned long long v;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &v, &type, name) == 3) {
+			if (!strcmp(name, "amdgpu_bo_destroy"))
+				addr[0] = v;
+			else if (!strcmp(name, "amdgpu_bo_user_destroy"))
+				addr[1] = v;
+		}
+	if (f)
+		fclose(f);
+}
+
 static const struct group groups[] = {
 	{ "sched:process_exec/fork/exit",
 	  "exec, threads, children, exit",
@@ -239,6 +266,11 @@ static const struct group groups[] = {
 	  "evictions, hops through GTT as one (6.9 and later)",
 	  bo_evict_missing,
 	  { "ttm_bo_evict_enter", "ttm_bo_evict_exit" },
+	  false },
+	{ "amdgpu:amdgpu_bo_create",
+	  "amdgpu buffers' preferred and allowed domains",
+	  amdgpu_missing,
+	  { "tp_amdgpu_bo_create" },
 	  false },
 };
 
@@ -439,6 +471,8 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	a->skel->rodata->follow_forks = o->follow_forks;
 	a->skel->rodata->all_bos = o->all_bos;
+	if (!access("/sys/kernel/btf/amdgpu", F_OK))
+		find_amdgpu_destroy((__u64 *)a->skel->rodata->amdgpu_destroy);
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;
 	bpf_map__set_max_entries(a->skel->maps.events, ringbuf);
 	plan_groups(a, why);

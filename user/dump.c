@@ -105,9 +105,13 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 	}
 	case GMT_EV_BO: {
 		const struct gmt_bo *b = (const void *)e;
-		static const char *ops[] = { "?", "create", "move", "free" };
+		static const char *ops[] = { "?", "create", "move", "free", "domains" };
 
-		add(o, "op", json_object_new_string(ops[b->op < 4 ? b->op : 0]));
+		add(o, "op", json_object_new_string(ops[b->op < 5 ? b->op : 0]));
+		if (b->op == GMT_BO_DOMAINS) {
+			add(o, "prefer", u64(b->prefer));
+			add(o, "allowed", u64(b->allowed));
+		}
 		add(o, "bo", u64(b->bo));
 		add(o, "size", u64(b->size));
 		add(o, "from", i64(b->from));

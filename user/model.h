@@ -115,6 +115,7 @@ struct model_bo {
 	__u64 bo, size, ts, left_vram_ts;
 	__s32 place;
 	__u32 owner, evictor;
+	__u32 prefer, allowed; /* amdgpu domains; 0 when not told */
 	char evictor_comm[GMT_COMM_LEN];
 	bool live, left_vram; /* evicted from VRAM and not back yet */
 };
@@ -199,6 +200,8 @@ void model_gpu__free(struct model_gpu *g);
 void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_bo__free(struct model *m);
 const char *model_bo__place_name(__s32 place);
+/* amdgpu domains as "vram|gtt"; "" for none */
+const char *model_bo__domains(__u32 d, char *buf, size_t size);
 /* seconds since the session started */
 double model__secs(const struct model *m, __u64 ts);
 __u64 model__duration_ns(const struct model *m);

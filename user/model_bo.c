@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kernel GPU buffers from BO events: where each one is, whose it is, who
  * pushed it out of VRAM */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
@@ -19,6 +20,19 @@ const char *model_bo__place_name(__s32 place)
 	default:
 		return "driver";
 	}
+}
+
+const char *model_bo__domains(__u32 d, char *buf, size_t size)
+{
+	static const char *names[] = { "cpu", "gtt", "vram", "gds", "gws", "oa", "doorbell" };
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (d & (1u << i))
+			off += snprintf(buf + off, off < size ? size - off : 0, "%s%s",
+					off ? "|" : "", names[i]);
+	return buf;
 }
 
 static int slot(__s32 place)
@@ -113,6 +127,13 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 	struct model_bo_owner *o;
 
 	m->bo_events++;
+	if (e->op == GMT_BO_DOMAINS) {
+		if (b) {
+			b->prefer = e->prefer;
+			b->allowed = e->allowed;
+		}
+		return;
+	}
 	if (e->op == GMT_BO_CREATE || (!b && e->op == GMT_BO_MOVE)) {
 		/* a move of a buffer not seen before: made before tracing */
 		if (b)

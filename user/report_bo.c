@@ -77,17 +77,19 @@ void print_bos(FILE *out, const struct model *m)
 
 		if (!bo->live || !bo->left_vram)
 			continue;
-		fprintf(out, "    %11s in %-6s since %.2f s, %s, evicted by pid %u (%s)\n",
+		fprintf(out, "    %11s in %-6s since %.2f s, %s, evicted by pid %u (%s)%s%s\n",
 			B(a, bo->size), model_bo__place_name(bo->place),
 			model__secs(m, bo->left_vram_ts),
 			owner_name(m, bo->owner, "", name, sizeof(name)), bo->evictor,
-			bo->evictor_comm);
+			bo->evictor_comm, bo->prefer ? "; it prefers " : "",
+			model_bo__domains(bo->prefer, b, sizeof(b)));
 	}
 }
 
 struct json_object *bos_json(const struct model *m)
 {
 	struct json_object *o, *owners, *ev, *left;
+	char d[64];
 	size_t i;
 
 	if (!m->bo_events)
@@ -146,6 +148,10 @@ struct json_object *bos_json(const struct model *m)
 		add(x, "owner_pid", b->owner ? u64(b->owner) : NULL);
 		add(x, "evictor_pid", u64(b->evictor));
 		add(x, "evictor_comm", str(b->evictor_comm));
+		add(x, "prefers",
+		    b->prefer ? str(model_bo__domains(b->prefer, d, sizeof(d))) : NULL);
+		add(x, "allowed",
+		    b->allowed ? str(model_bo__domains(b->allowed, d, sizeof(d))) : NULL);
 		json_object_array_add(left, x);
 	}
 	add(o, "owners", owners);

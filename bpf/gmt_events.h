@@ -30,6 +30,7 @@ enum gmt_type {
 	GMT_EV_GPU_CALL = 17,	/* a GPU API allocation call, free, map or query */
 	GMT_EV_GPU_DEVICE = 18, /* user: a device's memory types and heaps */
 	GMT_EV_BO = 19,		/* a kernel GPU buffer object created, moved or freed */
+	GMT_EV_DRM_FDINFO = 20, /* user: one DRM client's fdinfo memory counters */
 	GMT_EV_MAX,
 };
 
@@ -397,6 +398,29 @@ struct gmt_bo {
 	__u32 evict_id;		 /* moves of one eviction (TTM may bounce through TT) */
 	char comm[GMT_COMM_LEN]; /* the current task's */
 	__u32 prefer, allowed;	 /* GMT_BO_DOMAINS: amdgpu domains */
+};
+
+/* bits of gmt_drm_fdinfo.valid: which counters the driver printed */
+enum gmt_drm_field {
+	GMT_DRM_VRAM_TOTAL,
+	GMT_DRM_VRAM_RESIDENT,
+	GMT_DRM_GTT_TOTAL,
+	GMT_DRM_GTT_RESIDENT,
+	GMT_DRM_CPU_TOTAL, /* system memory: amdgpu's "cpu", others' "system"/"memory" */
+	GMT_DRM_CPU_RESIDENT,
+	GMT_DRM_EVICTED_VRAM, /* amd-evicted-vram */
+	GMT_DRM_NR,
+};
+
+/* /proc/PID/fdinfo of a DRM file: the driver's own account of the memory
+ * of one client (a DRM file; several fds may share it) */
+struct gmt_drm_fdinfo {
+	struct gmt_hdr hdr;
+	__u64 client_id;
+	__u64 bytes[GMT_DRM_NR];
+	__u32 valid; /* bit per field printed */
+	__u32 fd;
+	char driver[32];
 };
 
 #endif /* GMT_EVENTS_H */

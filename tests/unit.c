@@ -12,6 +12,7 @@
 #include "event.h"
 #include "fmt.h"
 #include "model.h"
+#include "procfs.h"
 #include "report.h"
 #include "tracefile.h"
 
@@ -719,6 +720,57 @@ out:
 	model__free(m);
 }
 
+/* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
+static void test_drm_fdinfo(void)
+{
+	static const char amdgpu_61[] = "pos:\t0\nflags:\t02100002\nmnt_id:\t24\n"
+					"drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\n"
+					"drm-client-id:\t42\npasid:\t32770\n"
+					"drm-memory-vram:\t1024 KiB\ndrm-memory-gtt: \t2048 KiB\n"
+					"drm-memory-cpu: \t0 KiB\namd-memory-visible-vram:\t0 KiB\n"
+					"amd-evicted-vram:\t512 KiB\ndrm-engine-gfx:\t0 ns\n";
+	static const char generic[] = "pos:\t0\ndrm-driver:\tpanfrost\ndrm-client-id:\t7\n"
+				      "drm-total-memory:\t8 MiB\ndrm-shared-memory:\t0\n"
+				      "drm-resident-memory:\t6291456\n";
+	struct model *m = model_of_run(2);
+	struct gmt_drm_fdinfo d;
+	struct model_proc *p;
+
+	ASSERT_TRUE(!procfs__parse_drm_fdinfo("pos:\t0\nflags:\t02\n", &d), "not DRM");
+	event__init(&d.hdr, GMT_EV_DRM_FDINFO, sizeof(d), T(2), 100);
+	if (!ASSERT_TRUE(procfs__parse_drm_fdinfo(amdgpu_61, &d), "amdgpu 6.1"))
+		goto out;
+	ASSERT_STR(d.driver, "amdgpu", "driver");
+	ASSERT_EQ(d.client_id, 42, "client id");
+	ASSERT_EQ(d.bytes[GMT_DRM_VRAM_RESIDENT], 1 << 20, "vram");
+	ASSERT_EQ(d.bytes[GMT_DRM_GTT_RESIDENT], 2 << 20, "gtt");
+	ASSERT_EQ(d.bytes[GMT_DRM_EVICTED_VRAM], 512 << 10, "evicted");
+	ASSERT_TRUE(!(d.valid & (1u << GMT_DRM_VRAM_TOTAL)), "no total on 6.1");
+	model__add(m, &d.hdr);
+	/* a second client of the same process adds up; a resample replaces */
+	d.client_id = 43;
+	d.bytes[GMT_DRM_VRAM_RESIDENT] = 3 << 20;
+	d.hdr.ts_ns = T(3);
+	model__add(m, &d.hdr);
+	d.bytes[GMT_DRM_VRAM_RESIDENT] = 1 << 20;
+	d.hdr.ts_ns = T(4);
+	model__add(m, &d.hdr);
+	p = model__proc(m, 100);
+	if (ASSERT_TRUE(p && p->drm, "drm state")) {
+		ASSERT_EQ(p->drm->nr_clients, 2, "clients");
+		ASSERT_EQ(p->drm->bytes[GMT_DRM_VRAM_RESIDENT], 2 << 20, "vram now");
+		ASSERT_EQ(p->drm->peak[GMT_DRM_VRAM_RESIDENT], 4 << 20, "vram peak");
+		ASSERT_EQ(p->drm->samples, 3, "samples");
+	}
+	if (ASSERT_TRUE(procfs__parse_drm_fdinfo(generic, &d), "generic")) {
+		ASSERT_STR(d.driver, "panfrost", "driver");
+		ASSERT_EQ(d.bytes[GMT_DRM_CPU_TOTAL], 8 << 20, "total");
+		ASSERT_EQ(d.bytes[GMT_DRM_CPU_RESIDENT], 6291456, "resident, in bytes");
+	}
+out:
+	model__free(m);
+}
+
 static void test_fmt(void)
 {
 	char b[32];
@@ -750,6 +802,7 @@ static const struct {
 	{ "unit_random_records_survive", test_random_records_survive },
 	{ "unit_model_gpu", test_model_gpu },
 	{ "unit_model_bo", test_model_bo },
+	{ "unit_drm_fdinfo", test_drm_fdinfo },
 	{ "unit_fmt", test_fmt },
 };
 

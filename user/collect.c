@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -285,14 +286,57 @@ static void emit_rss_baseline(struct collect *c, __u32 pid)
 	emit(c, &s.hdr);
 }
 
+/* the driver's own account, from each DRM client (file) the process holds */
+static void emit_drm_fdinfo(struct collect *c, __u32 pid)
+{
+	char path[300], link[64], name[300], text[4096];
+	__u64 seen[16];
+	size_t nseen = 0, i;
+	struct gmt_drm_fdinfo d;
+	struct dirent *de;
+	ssize_t n;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/fd/%s", pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (strncmp(link, "/dev/dri/", 9))
+			continue;
+		snprintf(name, sizeof(name), "fdinfo/%s", de->d_name);
+		procfs__read(pid, name, text, sizeof(text));
+		event__init(&d.hdr, GMT_EV_DRM_FDINFO, sizeof(d), event__now_ns(), pid);
+		if (!procfs__parse_drm_fdinfo(text, &d))
+			continue;
+		/* fds of one client (dup, fork) count once */
+		for (i = 0; i < nseen && seen[i] != d.client_id; i++)
+			;
+		if (i < nseen || nseen == sizeof(seen) / sizeof(seen[0]))
+			continue;
+		seen[nseen++] = d.client_id;
+		d.fd = strtoul(de->d_name, NULL, 10);
+		emit(c, &d.hdr);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 static void emit_samples(struct collect *c)
 {
 	struct gmt_sample s;
 	size_t i;
 
-	for (i = 0; i < c->nr_pids; i++)
+	for (i = 0; i < c->nr_pids; i++) {
 		if (!read_status(c->pids[i].pid, &s))
 			emit(c, &s.hdr);
+		emit_drm_fdinfo(c, c->pids[i].pid);
+	}
 }
 
 /* page faults are counted in BPF per CPU; send the totals that moved */

@@ -29,6 +29,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_GPU_CALL] = { "gpu_call", sizeof(struct gmt_gpu_call) },
 	[GMT_EV_GPU_DEVICE] = { "gpu_device", sizeof(struct gmt_gpu_device) },
 	[GMT_EV_BO] = { "bo", sizeof(struct gmt_bo) },
+	[GMT_EV_DRM_FDINFO] = { "drm_fdinfo", sizeof(struct gmt_drm_fdinfo) },
 };
 
 const char *event__type_name(unsigned int type)

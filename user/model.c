@@ -511,6 +511,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_GPU_CALL:
 		model_gpu__add(m, p, (const void *)e);
 		break;
+	case GMT_EV_DRM_FDINFO:
+		model_drm__add(p, (const void *)e);
+		break;
 	}
 }
 
@@ -600,6 +603,7 @@ static void proc_free(struct model_proc *p)
 	free(p->ranges);
 	free(p->cmdline);
 	model_gpu__free(p->gpu);
+	model_drm__free(p->drm);
 	free(p);
 }
 

@@ -63,6 +63,7 @@ struct model_proc {
 	size_t nr_ranges, ranges_cap;
 
 	struct model_gpu *gpu; /* NULL until its first GPU API call */
+	struct model_drm *drm; /* NULL until its first DRM fdinfo sample */
 };
 
 /* GPU API memory of one process, by API and kind */
@@ -125,6 +126,19 @@ struct model_eviction {
 	__s32 from, to;
 	__u32 owner, evictor, evict_id;
 	char evictor_comm[GMT_COMM_LEN];
+};
+
+#define MODEL_DRM_CLIENTS 16
+
+/* DRM fdinfo: the driver's own counters, summed over the process's clients */
+struct model_drm {
+	char driver[32];
+	struct gmt_drm_fdinfo clients[MODEL_DRM_CLIENTS]; /* the last of each */
+	size_t nr_clients;
+	__u64 samples;
+	__u32 valid;
+	__u64 bytes[GMT_DRM_NR], peak[GMT_DRM_NR];
+	struct series vram, gtt; /* resident */
 };
 
 struct model_probe {
@@ -200,6 +214,8 @@ void model_gpu__free(struct model_gpu *g);
 void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_bo__free(struct model *m);
 const char *model_bo__place_name(__s32 place);
+void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
+void model_drm__free(struct model_drm *d);
 /* amdgpu domains as "vram|gtt"; "" for none */
 const char *model_bo__domains(__u32 d, char *buf, size_t size);
 /* seconds since the session started */

@@ -198,3 +198,47 @@ void model_bo__free(struct model *m)
 	free(m->bos);
 	free(m->evictions);
 }
+
+void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e)
+{
+	struct model_drm *d = p->drm;
+	size_t i;
+	int k;
+
+	if (!d && !(d = p->drm = calloc(1, sizeof(*d))))
+		return;
+	d->samples++;
+	for (i = 0; i < d->nr_clients && d->clients[i].client_id != e->client_id; i++)
+		;
+	if (i == d->nr_clients) {
+		if (i == MODEL_DRM_CLIENTS)
+			return;
+		d->nr_clients++;
+	}
+	d->clients[i] = *e;
+	d->clients[i].driver[sizeof(e->driver) - 1] = 0;
+	memcpy(d->driver, d->clients[i].driver, sizeof(d->driver));
+	d->valid = 0;
+	memset(d->bytes, 0, sizeof(d->bytes));
+	for (i = 0; i < d->nr_clients; i++) {
+		d->valid |= d->clients[i].valid;
+		for (k = 0; k < GMT_DRM_NR; k++)
+			d->bytes[k] += d->clients[i].bytes[k];
+	}
+	for (k = 0; k < GMT_DRM_NR; k++)
+		if (d->bytes[k] > d->peak[k])
+			d->peak[k] = d->bytes[k];
+	if (d->valid & (1u << GMT_DRM_VRAM_RESIDENT))
+		series_put(&d->vram, e->hdr.ts_ns, d->bytes[GMT_DRM_VRAM_RESIDENT]);
+	if (d->valid & (1u << GMT_DRM_GTT_RESIDENT))
+		series_put(&d->gtt, e->hdr.ts_ns, d->bytes[GMT_DRM_GTT_RESIDENT]);
+}
+
+void model_drm__free(struct model_drm *d)
+{
+	if (!d)
+		return;
+	free(d->vram.p);
+	free(d->gtt.p);
+	free(d);
+}

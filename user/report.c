@@ -254,6 +254,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 	print_mappings(out, m, p, o);
 	print_brk(out, p);
 	print_gpu(out, m, p);
+	print_drm(out, p);
 	print_exit(out, m, p);
 }
 

@@ -159,3 +159,55 @@ struct json_object *bos_json(const struct model *m)
 	add(o, "evicted_not_back", left);
 	return o;
 }
+
+static const char *const drm_field_names[GMT_DRM_NR] = {
+	"vram total",	"vram resident",   "gtt total",	   "gtt resident",
+	"system total", "system resident", "evicted vram",
+};
+
+static const char *const drm_field_keys[GMT_DRM_NR] = {
+	"vram_total_bytes",   "vram_resident_bytes",   "gtt_total_bytes",    "gtt_resident_bytes",
+	"system_total_bytes", "system_resident_bytes", "evicted_vram_bytes",
+};
+
+void print_drm(FILE *out, const struct model_proc *p)
+{
+	const struct model_drm *d = p->drm;
+	char a[32], b[32];
+	int k;
+
+	if (!d)
+		return;
+	fprintf(out, "  DRM fdinfo (%s, %zu client%s, %llu samples): ", d->driver, d->nr_clients,
+		d->nr_clients == 1 ? "" : "s", (unsigned long long)d->samples);
+	if (!d->valid) {
+		fprintf(out, "the driver prints no memory counters\n");
+		return;
+	}
+	fputc('\n', out);
+	for (k = 0; k < GMT_DRM_NR; k++)
+		if (d->valid & (1u << k))
+			fprintf(out, "    %-16s %11s (peak %s)\n", drm_field_names[k],
+				B(a, d->bytes[k]), B(b, d->peak[k]));
+}
+
+struct json_object *drm_json(const struct model_proc *p)
+{
+	const struct model_drm *d = p->drm;
+	struct json_object *o;
+	char key[48];
+	int k;
+
+	if (!d)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "driver", str(d->driver));
+	add(o, "clients", u64(d->nr_clients));
+	add(o, "samples", u64(d->samples));
+	for (k = 0; k < GMT_DRM_NR; k++) {
+		add(o, drm_field_keys[k], d->valid & (1u << k) ? u64(d->bytes[k]) : NULL);
+		snprintf(key, sizeof(key), "peak_%s", drm_field_keys[k]);
+		add(o, key, d->valid & (1u << k) ? u64(d->peak[k]) : NULL);
+	}
+	return o;
+}

@@ -62,5 +62,7 @@ struct json_object *gpu_devices_json(const struct model *m);
 /* kernel GPU buffers, report_bo.c */
 void print_bos(FILE *out, const struct model *m);
 struct json_object *bos_json(const struct model *m);
+void print_drm(FILE *out, const struct model_proc *p);
+struct json_object *drm_json(const struct model_proc *p);
 
 #endif

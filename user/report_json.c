@@ -242,6 +242,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "mappings", mappings_json(m, p, opts));
 	add(o, "brk", brk_json(p));
 	add(o, "gpu", gpu_json(m, p));
+	add(o, "drm_fdinfo", drm_json(p));
 	return o;
 }
 

@@ -54,6 +54,7 @@ struct trace_event_raw_amdgpu_bo_create {
 	struct amdgpu_bo *bo;
 	__u32 prefer;
 	__u32 allow;
+	__u32 visible; /* the buffer's AMDGPU_GEM_CREATE_* flags */
 } __attribute__((preserve_access_index));
 
 GMT_SHARED const volatile __u32 all_bos; /* -a: every process's buffers */
@@ -89,6 +90,16 @@ static __always_inline __u32 owner_of(struct ttm_buffer_object *bo)
 	return o ? *o : 0;
 }
 
+static __always_inline bool is_amdgpu(struct ttm_buffer_object *bo)
+{
+	__u64 destroy;
+
+	if (!amdgpu_destroy[0])
+		return false;
+	destroy = (__u64)BPF_CORE_READ(bo, destroy);
+	return destroy == amdgpu_destroy[0] || destroy == amdgpu_destroy[1];
+}
+
 /* the process whose GPU VM an amdgpu buffer belongs to: the owner of a
  * buffer made before tracing began */
 static __always_inline __u32 amdgpu_vm_owner(struct ttm_buffer_object *bo)
@@ -96,12 +107,9 @@ static __always_inline __u32 amdgpu_vm_owner(struct ttm_buffer_object *bo)
 	struct amdgpu_vm_bo_base *vb;
 	struct amdgpu_task_info *ti;
 	struct amdgpu_bo *abo;
-	void *destroy, *vm;
+	void *vm;
 
-	if (!bpf_core_type_exists(struct amdgpu_bo) || !amdgpu_destroy[0])
-		return 0;
-	destroy = BPF_CORE_READ(bo, destroy);
-	if ((__u64)destroy != amdgpu_destroy[0] && (__u64)destroy != amdgpu_destroy[1])
+	if (!bpf_core_type_exists(struct amdgpu_bo) || !is_amdgpu(bo))
 		return 0;
 	abo = (void *)((char *)bo - bpf_core_field_offset(struct amdgpu_bo, tbo));
 	vb = BPF_CORE_READ(abo, vm_bo);
@@ -136,7 +144,8 @@ static __always_inline void emit(struct ttm_buffer_object *bo, __u32 op, __s32 f
 	e->evict = evict;
 	e->owner = owner;
 	e->evict_id = evict_id;
-	e->prefer = e->allowed = 0;
+	e->prefer = e->allowed = e->amdgpu_flags = 0;
+	e->flags = is_amdgpu(bo) ? GMT_BOF_AMDGPU : 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	gmt_submit(e);
 }
@@ -224,6 +233,8 @@ int tp_amdgpu_bo_create(struct trace_event_raw_amdgpu_bo_create *ctx)
 	e->owner = bpf_get_current_pid_tgid() >> 32;
 	e->prefer = ctx->prefer;
 	e->allowed = ctx->allow;
+	e->amdgpu_flags = ctx->visible;
+	e->flags = GMT_BOF_AMDGPU;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	gmt_submit(e);
 	return 0;

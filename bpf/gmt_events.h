@@ -398,7 +398,11 @@ struct gmt_bo {
 	__u32 evict_id;		 /* moves of one eviction (TTM may bounce through TT) */
 	char comm[GMT_COMM_LEN]; /* the current task's */
 	__u32 prefer, allowed;	 /* GMT_BO_DOMAINS: amdgpu domains */
+	__u32 flags;		 /* GMT_BOF_* */
+	__u32 amdgpu_flags;	 /* GMT_BO_DOMAINS: AMDGPU_GEM_CREATE_* */
 };
+
+#define GMT_BOF_AMDGPU 0x1 /* an amdgpu buffer: placements from 3 are amdgpu's */
 
 /* bits of gmt_drm_fdinfo.valid: which counters the driver printed */
 enum gmt_drm_field {

@@ -652,8 +652,9 @@ out:
 	model__free(m);
 }
 
-static void bo_event(struct model *m, double t, __u32 pid, __u32 op, __u64 bo, __s32 from, __s32 to,
-		     __u32 evict, __u32 owner, __u32 evict_id)
+static void bo_event_flags(struct model *m, double t, __u32 pid, __u32 op, __u64 bo, __s32 from,
+			   __s32 to, __u32 evict, __u32 owner, __u32 evict_id, __u32 flags,
+			   __u32 prefer)
 {
 	struct gmt_bo e;
 
@@ -666,8 +667,17 @@ static void bo_event(struct model *m, double t, __u32 pid, __u32 op, __u64 bo, _
 	e.evict = evict;
 	e.owner = owner;
 	e.evict_id = evict_id;
+	e.flags = flags;
+	e.prefer = prefer;
+	e.allowed = prefer | GMT_AMDGPU_DOMAIN_GTT;
 	snprintf(e.comm, sizeof(e.comm), "%s", pid == 100 ? "server" : "llava");
 	model__add(m, &e.hdr);
+}
+
+static void bo_event(struct model *m, double t, __u32 pid, __u32 op, __u64 bo, __s32 from, __s32 to,
+		     __u32 evict, __u32 owner, __u32 evict_id)
+{
+	bo_event_flags(m, t, pid, op, bo, from, to, evict, owner, evict_id, 0, 0);
 }
 
 /* the eviction of scenario 3: another process's allocation pushes the
@@ -691,26 +701,39 @@ static void test_model_bo(void)
 	/* 0xb0 comes back; 0xa0 never does */
 	bo_event(m, 3.0, 100, GMT_BO_MOVE, 0xb0, GMT_PL_SYSTEM, GMT_PL_VRAM, 0, 100, 0);
 	bo_event(m, 3.5, 100, GMT_BO_FREE, 0xc0, GMT_PL_NONE, GMT_PL_NONE, 0, 0, 0);
+	/* an amdgpu buffer that wants VRAM, evicted to GTT, then put in one of
+	 * amdgpu's own placements (6: preempt) */
+	bo_event_flags(m, 4.0, 100, GMT_BO_CREATE, 0xd0, GMT_PL_NONE, GMT_PL_VRAM, 0, 100, 0,
+		       GMT_BOF_AMDGPU, 0);
+	bo_event_flags(m, 4.0, 100, GMT_BO_DOMAINS, 0xd0, GMT_PL_NONE, GMT_PL_NONE, 0, 100, 0,
+		       GMT_BOF_AMDGPU, GMT_AMDGPU_DOMAIN_VRAM);
+	bo_event_flags(m, 4.5, 200, GMT_BO_MOVE, 0xd0, GMT_PL_VRAM, GMT_PL_TT, 1, 100, 11,
+		       GMT_BOF_AMDGPU, 0);
+	bo_event_flags(m, 4.6, 100, GMT_BO_MOVE, 0xd0, GMT_PL_TT, 6, 0, 100, 0, GMT_BOF_AMDGPU, 0);
 	for (i = 0; i < m->nr_bo_owners; i++)
 		if (m->bo_owners[i].pid == 100)
 			o = &m->bo_owners[i];
 	if (!ASSERT_TRUE(o != NULL, "the server owns buffers"))
 		goto out;
-	ASSERT_EQ(m->nr_evictions, 2, "the hop is part of one eviction");
+	ASSERT_EQ(m->nr_evictions, 3, "the hop is part of one eviction");
 	ASSERT_EQ(m->evictions[0].from, GMT_PL_VRAM, "from VRAM");
 	ASSERT_EQ(m->evictions[0].to, GMT_PL_SYSTEM, "to system memory, through GTT");
 	ASSERT_EQ(m->evictions[0].evictor, 200, "evictor");
 	ASSERT_EQ(m->evictions[0].owner, 100, "owner");
 	ASSERT_EQ(o->bytes[BO_VRAM], 1 << 20, "VRAM now");
+	ASSERT_EQ(o->bytes[BO_OTHER], 1 << 20, "in amdgpu's own placement");
 	ASSERT_EQ(o->bytes[BO_SYSTEM], 1 << 20, "system now");
 	ASSERT_EQ(o->bytes[BO_GTT], 0, "nothing left in GTT");
 	ASSERT_EQ(o->peak[BO_VRAM], 2 << 20, "VRAM peak");
-	ASSERT_EQ(o->evictions, 2, "evictions of its buffers");
+	ASSERT_EQ(o->evictions, 3, "evictions of its buffers");
 	f = open_memstream(&out, &len);
 	report__text(f, m, NULL);
 	fclose(f);
-	ASSERT_TRUE(strstr(out, "Evicted from VRAM and not back: 1 buffers, 1.0 MiB") != NULL,
-		    "the buffer that never came back");
+	ASSERT_TRUE(strstr(out, "Evicted from VRAM and not back: 2 buffers, 2.0 MiB") != NULL,
+		    "the buffers that never came back");
+	ASSERT_TRUE(strstr(out, "1.0 MiB in preempt since 4.50 s") != NULL, "amdgpu's placement");
+	ASSERT_TRUE(strstr(out, "it prefers vram") != NULL, "amdgpu's wish");
+	ASSERT_TRUE(strstr(out, "vram -> gtt ") != NULL, "an eviction to GTT");
 	if (!ASSERT_TRUE(strstr(out, "vram -> system   pid 100 (server)") != NULL, "eviction row"))
 		printf("%s", out);
 	ASSERT_TRUE(strstr(out, "pid 200 (llava)") != NULL, "the evictor named");

@@ -456,6 +456,48 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 	add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
 }
 
+static struct gmt_probe *find_probe(struct attach *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_probes; i++)
+		if (!strcmp(a->probes[i].name, name))
+			return &a->probes[i];
+	return NULL;
+}
+
+static void drop_probe(struct attach *a, const char *name)
+{
+	struct gmt_probe *p = find_probe(a, name);
+
+	if (p && p->status == GMT_PROBE_SKIPPED) {
+		memmove(p, p + 1, (a->probes + a->nr_probes - (p + 1)) * sizeof(*p));
+		a->nr_probes--;
+	}
+}
+
+/* one line for what is not here: without ttm there is no eviction to hook
+ * nor amdgpu (which needs ttm); only one eviction hook fits a kernel */
+static void prune_probes(struct attach *a)
+{
+	struct gmt_probe *ttm = find_probe(a, "fentry:ttm"), *p;
+
+	if (ttm && ttm->status == GMT_PROBE_SKIPPED) {
+		drop_probe(a, "fentry:ttm_mem_evict_first");
+		drop_probe(a, "fentry:ttm_bo_evict");
+		p = find_probe(a, "amdgpu:amdgpu_bo_create");
+		if (p && strstr(p->reason, "not loaded"))
+			drop_probe(a, "amdgpu:amdgpu_bo_create");
+		return;
+	}
+	p = find_probe(a, "fentry:ttm_mem_evict_first");
+	if (p && p->status == GMT_PROBE_ATTACHED)
+		drop_probe(a, "fentry:ttm_bo_evict");
+	p = find_probe(a, "fentry:ttm_bo_evict");
+	if (p && p->status == GMT_PROBE_ATTACHED)
+		drop_probe(a, "fentry:ttm_mem_evict_first");
+}
+
 static int load(struct attach *a, const struct attach_opts *o, char *err, size_t size)
 {
 	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
@@ -485,6 +527,7 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 	}
 	for (size_t g = 0; g < NR_GROUPS; g++)
 		attach_group(a, g, why[g]);
+	prune_probes(a);
 	add_probe(a, GMT_PROBE_ATTACHED, "/proc/PID/status", "truth counters every interval", NULL);
 	return 0;
 }

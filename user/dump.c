@@ -111,7 +111,10 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		if (b->op == GMT_BO_DOMAINS) {
 			add(o, "prefer", u64(b->prefer));
 			add(o, "allowed", u64(b->allowed));
+			add(o, "amdgpu_flags", u64(b->amdgpu_flags));
 		}
+		if (b->flags)
+			add(o, "flags", u64(b->flags));
 		add(o, "bo", u64(b->bo));
 		add(o, "size", u64(b->size));
 		add(o, "from", i64(b->from));

@@ -117,8 +117,10 @@ struct model_bo {
 	__s32 place;
 	__u32 owner, evictor;
 	__u32 prefer, allowed; /* amdgpu domains; 0 when not told */
+	__u32 amdgpu_flags;    /* AMDGPU_GEM_CREATE_* */
 	char evictor_comm[GMT_COMM_LEN];
 	bool live, left_vram; /* evicted from VRAM and not back yet */
+	bool amdgpu;	      /* placements from 3 are amdgpu's */
 };
 
 struct model_eviction {
@@ -126,6 +128,7 @@ struct model_eviction {
 	__s32 from, to;
 	__u32 owner, evictor, evict_id;
 	char evictor_comm[GMT_COMM_LEN];
+	bool amdgpu;
 };
 
 #define MODEL_DRM_CLIENTS 16
@@ -213,7 +216,8 @@ void model_gpu__free(struct model_gpu *g);
 /* buffer objects: model_bo.c */
 void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_bo__free(struct model *m);
-const char *model_bo__place_name(__s32 place);
+/* "vram", "gtt", ...; amdgpu's own placements by name */
+const char *model_bo__place_name(__s32 place, bool amdgpu);
 void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
 void model_drm__free(struct model_drm *d);
 /* amdgpu domains as "vram|gtt"; "" for none */

@@ -6,8 +6,15 @@
 #include <string.h>
 #include "model.h"
 
-const char *model_bo__place_name(__s32 place)
+const char *model_bo__place_name(__s32 place, bool amdgpu)
 {
+	/* AMDGPU_PL_* from TTM_PL_PRIV (3) on */
+	static const char *const amd[] = {
+		"gds", "gws", "oa", "preempt", "doorbell", "mmio_remap"
+	};
+
+	if (amdgpu && place >= 3 && place < 3 + (int)(sizeof(amd) / sizeof(amd[0])))
+		return amd[place - 3];
 	switch (place) {
 	case GMT_PL_NONE:
 		return "none";
@@ -114,7 +121,8 @@ static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo
 				      .to = e->to,
 				      .owner = b->owner,
 				      .evictor = e->hdr.pid,
-				      .evict_id = e->evict_id };
+				      .evict_id = e->evict_id,
+				      .amdgpu = b->amdgpu };
 	memcpy(v->evictor_comm, e->comm, sizeof(v->evictor_comm));
 	v->evictor_comm[GMT_COMM_LEN - 1] = 0;
 	owner(m, b->owner)->evictions++;
@@ -131,6 +139,8 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 		if (b) {
 			b->prefer = e->prefer;
 			b->allowed = e->allowed;
+			b->amdgpu_flags = e->amdgpu_flags;
+			b->amdgpu = true;
 		}
 		return;
 	}
@@ -146,7 +156,8 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 					.ts = e->hdr.ts_ns,
 					.place = e->op == GMT_BO_CREATE ? e->to : e->from,
 					.owner = e->owner,
-					.live = true };
+					.live = true,
+					.amdgpu = e->flags & GMT_BOF_AMDGPU };
 		o = owner(m, e->owner);
 		if (!o)
 			return;
@@ -160,6 +171,7 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 	}
 	if (!b || !(o = owner(m, b->owner)))
 		return;
+	b->amdgpu |= !!(e->flags & GMT_BOF_AMDGPU);
 	switch (e->op) {
 	case GMT_BO_MOVE:
 		o->moves++;

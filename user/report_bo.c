@@ -25,6 +25,30 @@ static const char *owner_name(const struct model *m, __u32 pid, const char *comm
 	return buf;
 }
 
+/* a traced owner's VRAM and GTT bytes at the rows of its process timeline */
+static void print_bo_timeline(FILE *out, const struct model *m, const struct model_bo_owner *o)
+{
+	const struct model_proc *p = model__proc(m, o->pid);
+	unsigned int i, n;
+	char a[32], b[32];
+	__s64 v, g;
+
+	if (!p || (!o->vram.n && !o->gtt.n))
+		return;
+	n = timeline_rows(m, p, NULL);
+	fprintf(out, "\n  pid %u's buffers over time\n    %9s %11s %11s\n", o->pid, "time", "vram",
+		"gtt");
+	for (i = 0; i < n; i++) {
+		__u64 ts = timeline_ts(m, p, i, n);
+
+		if (!series__at(&o->vram, ts, &v))
+			v = 0;
+		if (!series__at(&o->gtt, ts, &g))
+			g = 0;
+		fprintf(out, "    %7.2f s %11s %11s\n", model__secs(m, ts), B(a, v), B(b, g));
+	}
+}
+
 void print_bos(FILE *out, const struct model *m)
 {
 	char a[32], b[32], c[32], d[32], e[32], name[48];
@@ -46,6 +70,9 @@ void print_bos(FILE *out, const struct model *m)
 			B(b, o->bytes[BO_GTT]), B(c, o->bytes[BO_SYSTEM]), B(d, o->peak[BO_VRAM]),
 			(unsigned long long)o->moves, (unsigned long long)o->evictions);
 	}
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid)
+			print_bo_timeline(out, m, &m->bo_owners[i]);
 	if (m->nr_evictions) {
 		fprintf(out, "\n  Evictions: %zu\n    %9s %11s  %-16s %-28s %s\n", m->nr_evictions,
 			"time", "size", "from -> to", "owner", "evicted by");
@@ -53,8 +80,9 @@ void print_bos(FILE *out, const struct model *m)
 			const struct model_eviction *v = &m->evictions[i];
 			char move[32];
 
-			snprintf(move, sizeof(move), "%s -> %s", model_bo__place_name(v->from),
-				 model_bo__place_name(v->to));
+			snprintf(move, sizeof(move), "%s -> %s",
+				 model_bo__place_name(v->from, v->amdgpu),
+				 model_bo__place_name(v->to, v->amdgpu));
 			fprintf(out, "    %7.2f s %11s  %-16s %-28s pid %u (%s)\n",
 				model__secs(m, v->ts), B(a, v->size), move,
 				owner_name(m, v->owner, "", name, sizeof(name)), v->evictor,
@@ -78,12 +106,31 @@ void print_bos(FILE *out, const struct model *m)
 		if (!bo->live || !bo->left_vram)
 			continue;
 		fprintf(out, "    %11s in %-6s since %.2f s, %s, evicted by pid %u (%s)%s%s\n",
-			B(a, bo->size), model_bo__place_name(bo->place),
+			B(a, bo->size), model_bo__place_name(bo->place, bo->amdgpu),
 			model__secs(m, bo->left_vram_ts),
 			owner_name(m, bo->owner, "", name, sizeof(name)), bo->evictor,
 			bo->evictor_comm, bo->prefer ? "; it prefers " : "",
 			model_bo__domains(bo->prefer, b, sizeof(b)));
 	}
+}
+
+static struct json_object *bo_timeline_json(const struct model *m, const struct model_proc *p,
+					    const struct model_bo_owner *w)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned int i, n = timeline_rows(m, p, NULL);
+	__s64 v;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_new_object();
+		__u64 ts = timeline_ts(m, p, i, n);
+
+		add(x, "t_s", num(model__secs(m, ts)));
+		add(x, "vram_bytes", i64(series__at(&w->vram, ts, &v) ? v : 0));
+		add(x, "gtt_bytes", i64(series__at(&w->gtt, ts, &v) ? v : 0));
+		json_object_array_add(a, x);
+	}
+	return a;
 }
 
 struct json_object *bos_json(const struct model *m)
@@ -118,6 +165,7 @@ struct json_object *bos_json(const struct model *m)
 		add(x, "moves", u64(w->moves));
 		add(x, "evictions", u64(w->evictions));
 		add(x, "evicted_bytes", u64(w->evicted_bytes));
+		add(x, "timeline", p ? bo_timeline_json(m, p, w) : NULL);
 		json_object_array_add(owners, x);
 	}
 	for (i = 0; i < m->nr_evictions; i++) {
@@ -127,8 +175,9 @@ struct json_object *bos_json(const struct model *m)
 		add(x, "t_s", json_object_new_double(model__secs(m, v->ts)));
 		add(x, "bo", u64(v->bo));
 		add(x, "size_bytes", u64(v->size));
-		add(x, "from", str(model_bo__place_name(v->from)));
-		add(x, "to", str(model_bo__place_name(v->to)));
+		add(x, "from", str(model_bo__place_name(v->from, v->amdgpu)));
+		add(x, "to", str(model_bo__place_name(v->to, v->amdgpu)));
+		add(x, "amdgpu", json_object_new_boolean(v->amdgpu));
 		add(x, "owner_pid", v->owner ? u64(v->owner) : NULL);
 		add(x, "evictor_pid", u64(v->evictor));
 		add(x, "evictor_comm", str(v->evictor_comm));
@@ -143,7 +192,8 @@ struct json_object *bos_json(const struct model *m)
 		x = json_object_new_object();
 		add(x, "bo", u64(b->bo));
 		add(x, "size_bytes", u64(b->size));
-		add(x, "now_in", str(model_bo__place_name(b->place)));
+		add(x, "now_in", str(model_bo__place_name(b->place, b->amdgpu)));
+		add(x, "amdgpu_flags", b->amdgpu ? u64(b->amdgpu_flags) : NULL);
 		add(x, "since_s", json_object_new_double(model__secs(m, b->left_vram_ts)));
 		add(x, "owner_pid", b->owner ? u64(b->owner) : NULL);
 		add(x, "evictor_pid", u64(b->evictor));

@@ -57,6 +57,12 @@ struct trace_event_raw_amdgpu_bo_create {
 	__u32 visible; /* the buffer's AMDGPU_GEM_CREATE_* flags */
 } __attribute__((preserve_access_index));
 
+struct trace_event_raw_amdgpu_bo_move {
+	struct amdgpu_bo *bo;
+	__u32 new_placement;
+	__u32 old_placement;
+} __attribute__((preserve_access_index));
+
 GMT_SHARED const volatile __u32 all_bos; /* -a: every process's buffers */
 /* amdgpu_bo_destroy and amdgpu_bo_user_destroy, from kallsyms: a buffer
  * with either as its destroy callback is amdgpu's */
@@ -295,5 +301,25 @@ int BPF_PROG(ttm_release, struct kref *kref)
 	if (wanted(owner))
 		emit(bo, GMT_BO_FREE, GMT_PL_NONE, GMT_PL_NONE, 0, owner, 0);
 	bpf_map_delete_elem(&bo_owner, &key);
+	return 0;
+}
+
+/* where fentry is refused (lockdown), amdgpu's own move tracepoint still
+ * shows its buffers' moves, without the evict flag: attached only then */
+SEC("tracepoint/amdgpu/amdgpu_bo_move")
+int tp_amdgpu_bo_move(struct trace_event_raw_amdgpu_bo_move *ctx)
+{
+	struct amdgpu_bo *abo = ctx->bo;
+	struct ttm_buffer_object *bo;
+	__u32 owner;
+
+	if (!abo)
+		return 0;
+	bo = (void *)((char *)abo + bpf_core_field_offset(struct amdgpu_bo, tbo));
+	owner = owner_of(bo);
+	if (!owner)
+		owner = amdgpu_vm_owner(bo);
+	if (wanted(owner))
+		emit(bo, GMT_BO_MOVE, ctx->old_placement, ctx->new_placement, 0, owner, 0);
 	return 0;
 }

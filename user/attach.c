@@ -272,6 +272,12 @@ static const struct group groups[] = {
 	  amdgpu_missing,
 	  { "tp_amdgpu_bo_create" },
 	  false },
+	/* the fallback for kernels that refuse fentry: loaded, attached then */
+	{ "amdgpu:amdgpu_bo_move",
+	  "amdgpu buffer moves, without the evict flag (fentry refused)",
+	  amdgpu_missing,
+	  { "tp_amdgpu_bo_move" },
+	  false },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -424,6 +430,16 @@ static void plan_groups(struct attach *a, const char **why)
 	}
 }
 
+static struct gmt_probe *find_probe(struct attach *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_probes; i++)
+		if (!strcmp(a->probes[i].name, name))
+			return &a->probes[i];
+	return NULL;
+}
+
 static void attach_group(struct attach *a, size_t g, const char *why)
 {
 	const char *const *names = groups[g].progs;
@@ -434,6 +450,12 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 	if (why) {
 		add_probe(a, GMT_PROBE_SKIPPED, groups[g].name, groups[g].what, why);
 		return;
+	}
+	if (!strcmp(groups[g].name, "amdgpu:amdgpu_bo_move")) {
+		const struct gmt_probe *ttm = find_probe(a, "fentry:ttm");
+
+		if (ttm && ttm->status == GMT_PROBE_ATTACHED)
+			return; /* fentry:ttm sees every move, with the evict flag */
 	}
 	if (groups[g].manual) {
 		a->manual_ready = true;
@@ -454,16 +476,6 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 		a->links[a->nr_links++] = l;
 	}
 	add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
-}
-
-static struct gmt_probe *find_probe(struct attach *a, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < a->nr_probes; i++)
-		if (!strcmp(a->probes[i].name, name))
-			return &a->probes[i];
-	return NULL;
 }
 
 static void drop_probe(struct attach *a, const char *name)
@@ -488,6 +500,9 @@ static void prune_probes(struct attach *a)
 		p = find_probe(a, "amdgpu:amdgpu_bo_create");
 		if (p && strstr(p->reason, "not loaded"))
 			drop_probe(a, "amdgpu:amdgpu_bo_create");
+		p = find_probe(a, "amdgpu:amdgpu_bo_move");
+		if (p && strstr(p->reason, "not loaded"))
+			drop_probe(a, "amdgpu:amdgpu_bo_move");
 		return;
 	}
 	p = find_probe(a, "fentry:ttm_mem_evict_first");

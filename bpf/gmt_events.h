@@ -31,6 +31,7 @@ enum gmt_type {
 	GMT_EV_GPU_DEVICE = 18, /* user: a device's memory types and heaps */
 	GMT_EV_BO = 19,		/* a kernel GPU buffer object created, moved or freed */
 	GMT_EV_DRM_FDINFO = 20, /* user: one DRM client's fdinfo memory counters */
+	GMT_EV_HTTP = 21,	/* a request line or a response's start or end */
 	GMT_EV_MAX,
 };
 
@@ -42,6 +43,7 @@ enum gmt_source {
 	GMT_SRC_MMAP = 3,
 	GMT_SRC_GPU = 4,
 	GMT_SRC_BO = 5,
+	GMT_SRC_HTTP = 6,
 	GMT_SRC_NR = 8,
 };
 
@@ -425,6 +427,38 @@ struct gmt_drm_fdinfo {
 	__u32 valid; /* bit per field printed */
 	__u32 fd;
 	char driver[32];
+};
+
+enum gmt_http_kind {
+	GMT_HTTP_REQUEST = 1,	 /* a request line arrived: method, path */
+	GMT_HTTP_RESP_BEGIN = 2, /* the status line went out: status */
+	GMT_HTTP_RESP_END = 3,	 /* the response is complete (how: end) */
+	GMT_HTTP_TLS = 4,	 /* the connection speaks TLS: nothing to read */
+	GMT_HTTP_CLOSE = 5,	 /* the connection closed */
+};
+
+enum gmt_http_end {
+	GMT_HTTP_END_LENGTH = 1,  /* Content-Length bytes sent */
+	GMT_HTTP_END_CHUNKED = 2, /* the chunked terminator */
+	GMT_HTTP_END_CLOSE = 3,	  /* the connection closed */
+	GMT_HTTP_END_NEXT = 4,	  /* the next response began */
+};
+
+/* Only the request line's method and path (up to '?': no query) and the
+ * status code leave the kernel: never a header or body byte. */
+struct gmt_http {
+	struct gmt_hdr hdr;
+	__u64 conn;	 /* connection id: unique while the tracer runs */
+	__u64 bytes_in;	 /* RESP_END: request bytes read on the connection */
+	__u64 bytes_out; /* RESP_END: response bytes written */
+	__u32 fd;
+	__u16 kind;
+	__u16 status; /* RESP_*: the status code */
+	__u16 end;    /* RESP_END: enum gmt_http_end */
+	__u16 sse;    /* the response is an event stream */
+	__u32 pad;
+	char method[8];
+	char path[64];
 };
 
 #endif /* GMT_EVENTS_H */

@@ -3,6 +3,7 @@
  * mmap/munmap/mremap/brk */
 #include "gmt.bpf.h"
 #include "core_fixes.bpf.h"
+#include "syscalls.bpf.h"
 
 #define VM_PFNMAP 0x00000400
 #define VM_IO 0x00004000
@@ -170,31 +171,10 @@ int BPF_PROG(fexit_handle_mm_fault, struct vm_area_struct *vma, unsigned long ad
 	return 0;
 }
 
-/* The syscall's arguments, read at its exit from the registers saved at
- * entry: no enter program, no map between the two. Needs bpf_task_pt_regs
- * (5.15). */
-static __always_inline void syscall_args(__u64 *args)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	args[0] = PT_REGS_PARM1_SYSCALL(regs);
-	args[1] = PT_REGS_PARM2_SYSCALL(regs);
-	args[2] = PT_REGS_PARM3_SYSCALL(regs);
-	args[3] = PT_REGS_PARM4_SYSCALL(regs);
-	args[4] = PT_REGS_PARM5_SYSCALL(regs);
-	args[5] = GMT_SYSCALL_PARM6(regs);
-}
-
 static __always_inline __u32 fd_class(int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
-	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
-	struct file *f = NULL;
+	struct file *f = fd_file(fd);
 
-	if (fd < 0 || (unsigned int)fd >= max)
-		return GMT_FD_OTHER;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	if (!f)
 		return GMT_FD_OTHER;
 	return inode_fd_class(BPF_CORE_READ(f, f_inode));

@@ -659,3 +659,36 @@ test_vm_ttm_6_1() {
 test_vm_ttm_6_12() {
 	vm_ttm_check 6.12
 }
+
+# HTTP requests from the server's own syscalls: Node's http server (keep-alive,
+# chunked, event streams), concurrent clients, a pipelined pair. Request and
+# response bodies hold a secret that must not reach the recording.
+test_http_requests() {
+	need_root
+	command -v node >/dev/null || skip "no node (the machine's Node.js runs the test server)"
+	local secret=gmt-secret-$RANDOM$RANDOM port pid r=$T/gmt.out q='.processes[0].requests'
+	mkfifo "$T/ready"
+	SECRET=$secret node "$ROOT/tests/http/server.mjs" "$T/ready" &
+	pid=$!
+	read -r port <"$T/ready"
+	start_tracer record -o "$T/h.gmt" --json -p "$pid" || return 1
+	SECRET=$secret node "$ROOT/tests/http/client.mjs" "$port" 4 3 >"$T/client.json" || return 1
+	kill -TERM "$pid"
+	wait_tracer || return 1
+	expect '[ "$(jqr "$q | length" "$r")" = "$(jqr .requests "$T/client.json")" ]' \
+		"every request once: $(jqr "$q | length" "$r") of $(jqr .requests "$T/client.json")" ||
+		return 1
+	expect '[ "$(jq -cS "[$q[] | \"\(.method) \(.path) \(.status)\"] | group_by(.) | map({(.[0]): length}) | add" "$r")" = "$(jq -cS .count "$T/client.json")" ]' \
+		"methods, paths and statuses: $(jq -c "[$q[] | \"\(.method) \(.path) \(.status)\"]" "$r")" ||
+		return 1
+	expect '[ "$(jq "[$q[] | select(.end == \"open\" or .ttfb_s > .latency_s or .end_s < .start_s)] | length" "$r")" = 0 ]' \
+		"every request ended, first byte before the end" || return 1
+	expect '[ "$(jq "[$q[] | select(.path == \"/sse\" and .event_stream and .end == \"chunked\")] | length" "$r")" = 4 ]' \
+		"event streams end at the chunked terminator" || return 1
+	expect '[ "$(jq "[$q[] | select(.path == \"/json\" and .end == \"length\")] | length" "$r")" = 5 ]' \
+		"Content-Length responses end at their length" || return 1
+	# nothing of a body, nor the query string, leaves the kernel
+	node "$ROOT/tests/http/undump.mjs" "$T/h.gmt" >"$T/raw" || return 1
+	expect '[ "$(wc -c <"$T/raw")" -gt 1000 ]' "the recording decompressed" || return 1
+	expect '! grep -qa "$secret" "$T/raw"' "the secret is nowhere in the recording"
+}

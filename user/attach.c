@@ -20,7 +20,7 @@
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
-#define MAX_PROGS 8
+#define MAX_PROGS 12
 #define MAX_GROUPS 16
 
 struct attach {
@@ -224,6 +224,17 @@ static void find_amdgpu_destroy(__u64 addr[2])
 		fclose(f);
 }
 
+static const char *http_missing(struct attach *a)
+{
+	const char *why = syscalls_missing(a);
+
+	if (why)
+		return why;
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) <= 0)
+		return "scanning response headers needs bpf_loop (kernel 5.17)";
+	return NULL;
+}
+
 static const struct group groups[] = {
 	{ "sched:process_exec/fork/exit",
 	  "exec, threads, children, exit",
@@ -252,6 +263,13 @@ static const struct group groups[] = {
 	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" },
 	  false },
 	{ "uprobes:gpu", "GPU API allocations", gpu_missing, { "gpu_enter", "gpu_return" }, true },
+	{ "syscalls:http",
+	  "HTTP/1.1 requests: method, path, status, timing",
+	  http_missing,
+	  { "tp_req_read", "tp_req_recvfrom", "tp_req_readv", "tp_req_recvmsg", "tp_req_write",
+	    "tp_req_sendto", "tp_req_writev", "tp_req_sendmsg", "tp_req_sendfile", "tp_req_close",
+	    "tp_req_shutdown" },
+	  false },
 	{ "fentry:ttm",
 	  "kernel GPU buffers: create, move (VRAM, GTT, system), free",
 	  ttm_missing,

@@ -126,6 +126,27 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "comm", strn(b->comm, sizeof(b->comm)));
 		break;
 	}
+	case GMT_EV_HTTP: {
+		const struct gmt_http *h = (const void *)e;
+		static const char *kinds[] = { "?",   "request", "response", "response_end",
+					       "tls", "close" };
+
+		add(o, "kind", json_object_new_string(kinds[h->kind < 6 ? h->kind : 0]));
+		add(o, "conn", u64(h->conn));
+		add(o, "fd", u64(h->fd));
+		if (h->kind == GMT_HTTP_REQUEST) {
+			add(o, "method", strn(h->method, sizeof(h->method)));
+			add(o, "path", strn(h->path, sizeof(h->path)));
+		}
+		if (h->status)
+			add(o, "status", u64(h->status));
+		if (h->kind == GMT_HTTP_RESP_END) {
+			add(o, "end", u64(h->end));
+			add(o, "bytes_in", u64(h->bytes_in));
+			add(o, "bytes_out", u64(h->bytes_out));
+		}
+		break;
+	}
 	case GMT_EV_GPU_DEVICE: {
 		const struct gmt_gpu_device *g = (const void *)e;
 

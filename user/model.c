@@ -514,6 +514,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_DRM_FDINFO:
 		model_drm__add(p, (const void *)e);
 		break;
+	case GMT_EV_HTTP:
+		model_req__add(p, (const void *)e);
+		break;
 	}
 }
 
@@ -604,6 +607,7 @@ static void proc_free(struct model_proc *p)
 	free(p->cmdline);
 	model_gpu__free(p->gpu);
 	model_drm__free(p->drm);
+	free(p->reqs);
 	free(p);
 }
 

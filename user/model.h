@@ -64,6 +64,10 @@ struct model_proc {
 
 	struct model_gpu *gpu; /* NULL until its first GPU API call */
 	struct model_drm *drm; /* NULL until its first DRM fdinfo sample */
+
+	struct model_request *reqs; /* in arrival order */
+	size_t nr_reqs, reqs_cap, first_open;
+	__u64 tls_conns, http_conns_closed;
 };
 
 /* GPU API memory of one process, by API and kind */
@@ -144,6 +148,14 @@ struct model_drm {
 	struct series vram, gtt; /* resident */
 };
 
+struct model_request {
+	__u64 conn, start_ts, resp_ts, end_ts, bytes_in, bytes_out;
+	__u16 status, end; /* enum gmt_http_end; 0 while open */
+	bool sse, responded, done;
+	char method[8];
+	char path[64];
+};
+
 struct model_probe {
 	__u32 status;
 	char name[48];
@@ -219,6 +231,8 @@ void model_bo__free(struct model *m);
 /* "vram", "gtt", ...; amdgpu's own placements by name */
 const char *model_bo__place_name(__s32 place, bool amdgpu);
 void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
+/* HTTP requests: model_req.c */
+void model_req__add(struct model_proc *p, const struct gmt_http *e);
 void model_drm__free(struct model_drm *d);
 /* amdgpu domains as "vram|gtt"; "" for none */
 const char *model_bo__domains(__u32 d, char *buf, size_t size);

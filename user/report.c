@@ -255,6 +255,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 	print_brk(out, p);
 	print_gpu(out, m, p);
 	print_drm(out, p);
+	print_requests(out, m, p);
 	print_exit(out, m, p);
 }
 

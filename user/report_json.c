@@ -243,6 +243,8 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "brk", brk_json(p));
 	add(o, "gpu", gpu_json(m, p));
 	add(o, "drm_fdinfo", drm_json(p));
+	add(o, "tls_connections", u64(p->tls_conns));
+	add(o, "requests", requests_json(m, p));
 	return o;
 }
 
@@ -251,7 +253,7 @@ static struct json_object *lost_json(const struct model *m)
 	struct json_object *o = json_object_new_object();
 	int i;
 
-	for (i = 0; i <= GMT_SRC_GPU; i++)
+	for (i = 0; i <= GMT_SRC_HTTP; i++)
 		add(o, source_names[i], u64(m->lost[i]));
 	add(o, "total", u64(lost_total(m)));
 	return o;

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the per-request table of both reports */
+#include <json-c/json.h>
+#include <string.h>
+#include "fmt.h"
+#include "json_util.h"
+#include "report_data.h"
+
+#define MAX_ROWS 50
+
+static const char *const end_names[] = { "open", "length", "chunked", "close", "next" };
+
+static const char *end_name(__u16 end)
+{
+	return end < sizeof(end_names) / sizeof(end_names[0]) ? end_names[end] : "?";
+}
+
+static __s64 at(const struct series *s, __u64 ts)
+{
+	__s64 v;
+
+	return s && series__at(s, ts, &v) ? v : 0;
+}
+
+/* memory that changed over [from, to]: host anon RSS, GPU API bytes, VRAM */
+struct req_delta {
+	__s64 anon, gpu, vram, gtt;
+	bool has_gpu, has_bo;
+};
+
+static void deltas(const struct model *m, const struct model_proc *p, __u64 from, __u64 to,
+		   struct req_delta *d)
+{
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->anon = at(&p->rss[GMT_RSS_ANON], to) - at(&p->rss[GMT_RSS_ANON], from);
+	if (p->gpu) {
+		d->has_gpu = true;
+		for (unsigned int a = 0; a < GMT_API_NR; a++)
+			for (unsigned int k = 0; k < GMT_GK_NR; k++)
+				if (gpu_kind_holds_memory(k))
+					d->gpu += at(&p->gpu->st[a][k].series, to) -
+						  at(&p->gpu->st[a][k].series, from);
+	}
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == p->pid) {
+			d->has_bo = true;
+			d->vram = at(&m->bo_owners[i].vram, to) - at(&m->bo_owners[i].vram, from);
+			d->gtt = at(&m->bo_owners[i].gtt, to) - at(&m->bo_owners[i].gtt, from);
+		}
+}
+
+static __u64 end_or_last(const struct model *m, const struct model_request *r)
+{
+	return r->done ? r->end_ts : m->last_ts;
+}
+
+void print_requests(FILE *out, const struct model *m, const struct model_proc *p)
+{
+	char a[32], b[32], c[32], d[32];
+	struct req_delta dl;
+	size_t i, from;
+
+	if (!p->nr_reqs && !p->tls_conns)
+		return;
+	fprintf(out, "\n  HTTP requests: %zu", p->nr_reqs);
+	if (p->tls_conns)
+		fprintf(out, " (and %llu TLS connections, whose requests cannot be read)",
+			(unsigned long long)p->tls_conns);
+	fputc('\n', out);
+	if (!p->nr_reqs)
+		return;
+	from = p->nr_reqs > MAX_ROWS ? p->nr_reqs - MAX_ROWS : 0;
+	if (from)
+		fprintf(out, "    (the last %d)\n", MAX_ROWS);
+	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %11s %11s\n", "#", "start", "method",
+		"path", "status", "latency", "ttfb", "end", "anon RSS", "GPU API");
+	for (i = from; i < p->nr_reqs; i++) {
+		const struct model_request *r = &p->reqs[i];
+		__u64 end = end_or_last(m, r);
+
+		deltas(m, p, r->start_ts, end, &dl);
+		snprintf(c, sizeof(c), "%.1f ms", (end - r->start_ts) / 1e6);
+		if (r->responded)
+			snprintf(d, sizeof(d), "%.1f ms", (r->resp_ts - r->start_ts) / 1e6);
+		else
+			snprintf(d, sizeof(d), "-");
+		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %11s %11s\n", i + 1,
+			model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
+			r->done ? end_name(r->end) : "open", fmt_delta(a, sizeof(a), dl.anon),
+			dl.has_gpu ? fmt_delta(b, sizeof(b), dl.gpu) : "-");
+	}
+}
+
+struct json_object *requests_json(const struct model *m, const struct model_proc *p)
+{
+	struct json_object *a = json_object_new_array();
+	struct req_delta dl;
+	size_t i;
+
+	for (i = 0; i < p->nr_reqs; i++) {
+		const struct model_request *r = &p->reqs[i];
+		struct json_object *o = json_object_new_object();
+		__u64 end = end_or_last(m, r);
+
+		deltas(m, p, r->start_ts, end, &dl);
+		add(o, "conn", u64(r->conn));
+		add(o, "method", str(r->method));
+		add(o, "path", str(r->path));
+		add(o, "status", r->responded ? u64(r->status) : NULL);
+		add(o, "start_s", num(model__secs(m, r->start_ts)));
+		add(o, "end_s", r->done ? num(model__secs(m, r->end_ts)) : NULL);
+		add(o, "latency_s", r->done ? num((r->end_ts - r->start_ts) / 1e9) : NULL);
+		add(o, "ttfb_s", r->responded ? num((r->resp_ts - r->start_ts) / 1e9) : NULL);
+		add(o, "end", str(r->done ? end_name(r->end) : "open"));
+		add(o, "event_stream", json_object_new_boolean(r->sse));
+		add(o, "bytes_in", r->done ? u64(r->bytes_in) : NULL);
+		add(o, "bytes_out", r->done ? u64(r->bytes_out) : NULL);
+		add(o, "anon_rss_delta_bytes", i64(dl.anon));
+		add(o, "gpu_api_delta_bytes", dl.has_gpu ? i64(dl.gpu) : NULL);
+		add(o, "bo_vram_delta_bytes", dl.has_bo ? i64(dl.vram) : NULL);
+		add(o, "bo_gtt_delta_bytes", dl.has_bo ? i64(dl.gtt) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}

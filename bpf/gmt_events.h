@@ -32,6 +32,7 @@ enum gmt_type {
 	GMT_EV_BO = 19,		/* a kernel GPU buffer object created, moved or freed */
 	GMT_EV_DRM_FDINFO = 20, /* user: one DRM client's fdinfo memory counters */
 	GMT_EV_HTTP = 21,	/* a request line or a response's start or end */
+	GMT_EV_DECODE = 22,	/* llama_decode/llama_encode or an image encode returned */
 	GMT_EV_MAX,
 };
 
@@ -44,6 +45,7 @@ enum gmt_source {
 	GMT_SRC_GPU = 4,
 	GMT_SRC_BO = 5,
 	GMT_SRC_HTTP = 6,
+	GMT_SRC_DECODE = 7,
 	GMT_SRC_NR = 8,
 };
 
@@ -459,6 +461,23 @@ struct gmt_http {
 	__u32 pad;
 	char method[8];
 	char path[64];
+};
+
+enum gmt_decode_kind {
+	GMT_DEC_DECODE = 1,	/* llama_decode */
+	GMT_DEC_ENCODE = 2,	/* llama_encode */
+	GMT_DEC_IMAGE = 3,	/* mtmd_encode_chunk: an image or audio chunk */
+	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
+};
+
+/* one llama.cpp call, at its return */
+struct gmt_decode {
+	struct gmt_hdr hdr;
+	__u64 dur_ns;
+	__u32 kind;
+	__s32 ret;	/* 0 ok; 1 no KV slot; 2 aborted; < 0 error */
+	__u32 n_tokens; /* tokens in the batch (decode, encode) */
+	__u32 embd;	/* the batch carries embeddings (an image) */
 };
 
 #endif /* GMT_EVENTS_H */

@@ -248,3 +248,100 @@ int gpu_return(struct pt_regs *ctx)
 	gmt_submit(e);
 	return 0;
 }
+
+/* llama.cpp's own calls: separate from the GPU API frames, since the GPU
+ * calls made inside llama_decode must still be reported */
+#define LLAMA_DEPTH 4
+#if defined(__TARGET_ARCH_x86)
+#define BATCH_ON_STACK 1
+#else
+#define BATCH_ON_STACK 0
+#endif
+
+struct llama_frames {
+	__u32 depth, pad;
+	struct {
+		__u64 ts, sp, arg1, cookie;
+	} f[LLAMA_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct llama_frames);
+} llama_frames SEC(".maps");
+
+SEC("uprobe")
+int llama_enter(struct pt_regs *ctx)
+{
+	struct llama_frames *l;
+	__u32 d;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	l = bpf_task_storage_get(&llama_frames, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!l)
+		return 0;
+	d = l->depth;
+	if (d >= LLAMA_DEPTH) {
+		l->depth = 0; /* returns were lost: start over */
+		d = 0;
+	}
+	asm volatile("" : "+r"(d));
+	d &= LLAMA_DEPTH - 1;
+	l->f[d].ts = bpf_ktime_get_ns();
+	l->f[d].sp = PT_REGS_SP(ctx);
+	l->f[d].arg1 = PT_REGS_PARM2(ctx);
+	l->f[d].cookie = bpf_get_attach_cookie(ctx);
+	l->depth = d + 1;
+	return 0;
+}
+
+SEC("uretprobe")
+int llama_return(struct pt_regs *ctx)
+{
+	struct {
+		__s32 n_tokens, pad;
+		__u64 token, embd;
+	} batch = {};
+	__u64 where, ts, sp, arg1, cookie;
+	struct llama_frames *l;
+	struct gmt_decode *e;
+	__u32 d;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	l = bpf_task_storage_get(&llama_frames, bpf_get_current_task_btf(), 0, 0);
+	if (!l)
+		return 0;
+	d = l->depth;
+	if (!d || d > LLAMA_DEPTH)
+		return 0;
+	l->depth = --d;
+	asm volatile("" : "+r"(d)); /* keep the mask: the verifier wants it */
+	d &= LLAMA_DEPTH - 1;
+	ts = l->f[d].ts;
+	sp = l->f[d].sp;
+	arg1 = l->f[d].arg1;
+	cookie = l->f[d].cookie;
+	e = gmt_reserve(sizeof(*e), GMT_EV_DECODE, GMT_SRC_DECODE);
+	if (!e)
+		return 0;
+	e->dur_ns = bpf_ktime_get_ns() - ts;
+	e->kind = GMT_COOKIE_FUNC(cookie);
+	e->ret = (__s32)PT_REGS_RC(ctx);
+	e->n_tokens = 0;
+	e->embd = 0;
+	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
+		/* struct llama_batch is passed by value: on x86-64 it is on the
+		 * stack above the return address; on arm64 a register points to it */
+		where = BATCH_ON_STACK ? sp + 8 : arg1;
+		bpf_probe_read_user(&batch, sizeof(batch), (void *)where);
+		e->n_tokens = batch.n_tokens;
+		e->embd = batch.embd != 0;
+	}
+	gmt_submit(e);
+	return 0;
+}

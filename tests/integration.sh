@@ -692,3 +692,40 @@ test_http_requests() {
 	expect '[ "$(wc -c <"$T/raw")" -gt 1000 ]' "the recording decompressed" || return 1
 	expect '! grep -qa "$secret" "$T/raw"' "the secret is nowhere in the recording"
 }
+
+# Real llama.cpp behind an OpenAI-style front end (tests/e2e/server.mjs):
+# gpumemtrace -p on the running server; each request once, with the server's
+# own token count exactly and its decode rate within 10%
+test_llama_requests() {
+	need_root
+	need_lavapipe
+	need_llama
+	local port pid r=$T/gmt.out c=$T/client.json q='.processes[0].requests' i n want got
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	mkfifo "$T/ready"
+	GGML_VK_VISIBLE_DEVICES=0 node "$E2E/server.mjs" "$T/tiny.gguf" "$T/ready" 2>"$T/server.err" &
+	pid=$!
+	read -r port <"$T/ready"
+	start_tracer record -o "$T/e.gmt" --json -p "$pid" || return 1
+	expect 'grep -q "attached llama.cpp decode" "$T/gmt.err"' "llama_decode probed" || return 1
+	node "$E2E/client.mjs" "$port" 6 8 >"$c" || return 1
+	kill -TERM "$pid"
+	wait_tracer || return 1
+	n=$(jqr '.requests | length' "$c")
+	expect '[ "$(jqr "$q | length" "$r")" = "$n" ]' "each request once" || return 1
+	for ((i = 0; i < n; i++)); do
+		expect '[ "$(jqr "$q[$i].path" "$r")" = "$(jqr ".requests[$i].path" "$c")" ]' "path of $i" ||
+			return 1
+		want=$(jqr ".requests[$i].completion_tokens" "$c")
+		got=$(jqr "$q[$i].generated_tokens" "$r")
+		expect '[ "$got" = "$want" ]' "request $i: $got generated tokens, the server says $want" ||
+			return 1
+		want=$(jqr ".requests[$i].tokens_per_s" "$c")
+		got=$(jqr "$q[$i].decode_tokens_per_s" "$r")
+		[ "$want" = null ] && continue
+		expect 'awk -v a="$got" -v b="$want" "BEGIN { exit !(a > 0.9 * b && a < 1.1 * b) }"' \
+			"request $i: $got tokens/s, the server says $want" || return 1
+	done
+	expect '[ "$(jq "[$q[] | select(.prompt_tokens < 1 or .decodes < 2)] | length" "$r")" = 0 ]' \
+		"every request has its prompt and decodes"
+}

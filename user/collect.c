@@ -568,6 +568,8 @@ static void start_gpu(struct collect *c)
 		.quiet = c->o->quiet,
 		.enter = attach__skel(c->a)->progs.gpu_enter,
 		.ret = attach__skel(c->a)->progs.gpu_return,
+		.llama_enter = attach__skel(c->a)->progs.llama_enter,
+		.llama_ret = attach__skel(c->a)->progs.llama_return,
 		.sink = c->o->sink,
 		.ctx = c->o->ctx,
 	};

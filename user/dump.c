@@ -147,6 +147,16 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		}
 		break;
 	}
+	case GMT_EV_DECODE: {
+		const struct gmt_decode *d = (const void *)e;
+
+		add(o, "kind", u64(d->kind));
+		add(o, "ret", i64(d->ret));
+		add(o, "n_tokens", u64(d->n_tokens));
+		add(o, "embd", u64(d->embd));
+		add(o, "dur_ns", u64(d->dur_ns));
+		break;
+	}
 	case GMT_EV_GPU_DEVICE: {
 		const struct gmt_gpu_device *g = (const void *)e;
 

@@ -31,6 +31,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_BO] = { "bo", sizeof(struct gmt_bo) },
 	[GMT_EV_DRM_FDINFO] = { "drm_fdinfo", sizeof(struct gmt_drm_fdinfo) },
 	[GMT_EV_HTTP] = { "http", sizeof(struct gmt_http) },
+	[GMT_EV_DECODE] = { "decode", sizeof(struct gmt_decode) },
 };
 
 const char *event__type_name(unsigned int type)

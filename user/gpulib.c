@@ -20,7 +20,21 @@
 #define HELPER "gpumemtrace-vkinfo"
 #define HELPER_TIMEOUT_MS 20000
 
-enum role { R_NONE, R_VK_LOADER, R_VK_ICD, R_CU, R_HIP };
+enum role { R_NONE, R_VK_LOADER, R_VK_ICD, R_CU, R_HIP, R_LLAMA, R_MTMD };
+
+/* llama.cpp's calls, timed by the llama programs; cookie = the kind */
+static const struct {
+	const char *name;
+	unsigned int kind;
+	enum role role;
+} llama_funcs[] = {
+	{ "llama_decode", GMT_DEC_DECODE, R_LLAMA },
+	{ "llama_encode", GMT_DEC_ENCODE, R_LLAMA },
+	{ "mtmd_encode_chunk", GMT_DEC_IMAGE, R_MTMD },
+	{ "mtmd_helper_eval_chunk_single", GMT_DEC_IMAGE_EVAL, R_MTMD },
+};
+
+#define NR_LLAMA_FUNCS (sizeof(llama_funcs) / sizeof(llama_funcs[0]))
 
 struct lib {
 	__u64 dev, ino;
@@ -33,12 +47,18 @@ struct gpulib {
 	struct bpf_link **links;
 	size_t nr_links, links_cap;
 	unsigned int attached[GMT_API_NR]; /* libraries per API */
+	unsigned int llama_attached;
 	char helper[PATH_MAX];
 };
 
 /* the exports that tell what a library is */
-static const char *const markers[] = { "vk_icdGetInstanceProcAddr", "vkAllocateMemory",
-				       "cuMemAlloc_v2", "hipMalloc" };
+static const char *const markers[] = { "vk_icdGetInstanceProcAddr",
+				       "vkAllocateMemory",
+				       "cuMemAlloc_v2",
+				       "hipMalloc",
+				       "llama_decode",
+				       "mtmd_encode_chunk" };
+#define NR_MARKERS (sizeof(markers) / sizeof(markers[0]))
 
 static const char *const lib_dirs[] = {
 	"/usr/lib/x86_64-linux-gnu",
@@ -130,20 +150,28 @@ static int add_link(struct gpulib *g, struct bpf_link *l)
 }
 
 /* entry and return probes on one function; -errno on failure */
-static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func)
+static int attach_pair(struct gpulib *g, struct bpf_program *enter, struct bpf_program *ret,
+		       const char *path, __u64 off, __u64 cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = gpufuncs__cookie(func));
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
 	pid_t pid = g->o.all_pids ? -1 : g->o.pid;
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(g->o.enter, pid, path, off, &uo);
+	l = bpf_program__attach_uprobe_opts(enter, pid, path, off, &uo);
 	if (!l || add_link(g, l))
 		return -errno;
 	uo.retprobe = true;
-	l = bpf_program__attach_uprobe_opts(g->o.ret, pid, path, off, &uo);
+	l = bpf_program__attach_uprobe_opts(ret, pid, path, off, &uo);
 	if (!l || add_link(g, l))
 		return -errno;
 	return 0;
+}
+
+static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func)
+{
+	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
+		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
+	return attach_pair(g, g->o.enter, g->o.ret, path, off, gpufuncs__cookie(func));
 }
 
 struct plan {
@@ -163,6 +191,21 @@ static void plan_add(struct plan *p, __u64 off, unsigned int func)
 			return; /* an alias: probed once */
 	p->off[p->n] = off;
 	p->func[p->n++] = func;
+}
+
+/* llama.cpp's timed functions that the file exports */
+static void plan_llama(struct plan *p, int fd)
+{
+	const char *names[NR_LLAMA_FUNCS];
+	__u64 offs[NR_LLAMA_FUNCS];
+	size_t i;
+
+	for (i = 0; i < NR_LLAMA_FUNCS; i++)
+		names[i] = llama_funcs[i].name;
+	if (elfsym__offsets(fd, names, NR_LLAMA_FUNCS, offs) <= 0)
+		return;
+	for (i = 0; i < NR_LLAMA_FUNCS; i++)
+		plan_add(p, offs[i], 0x8000 + llama_funcs[i].kind);
 }
 
 /* the API's functions that the file exports */
@@ -306,6 +349,10 @@ static const char *role_what(enum role r)
 		return "CUDA driver API";
 	case R_HIP:
 		return "HIP runtime";
+	case R_LLAMA:
+		return "llama.cpp decode";
+	case R_MTMD:
+		return "llama.cpp image encode";
 	default:
 		return "";
 	}
@@ -322,7 +369,7 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 {
 	char why[160] = "", what[64], reason[160];
 	const char *err = NULL, *base;
-	__u64 offs[4], dev, ino;
+	__u64 offs[NR_MARKERS], dev, ino;
 	struct plan p = {};
 	enum role role;
 	struct stat st;
@@ -338,7 +385,7 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 	}
 	dev = st.st_dev;
 	ino = st.st_ino;
-	if (elfsym__offsets(fd, markers, 4, offs) <= 0) {
+	if (elfsym__offsets(fd, markers, NR_MARKERS, offs) <= 0) {
 		close(fd);
 		return;
 	}
@@ -346,13 +393,22 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 	       offs[1] ? R_VK_LOADER :
 	       offs[2] ? R_CU :
 	       offs[3] ? R_HIP :
+	       offs[4] ? R_LLAMA :
+	       offs[5] ? R_MTMD :
 			 R_NONE;
+	if (role == R_NONE) {
+		close(fd);
+		return;
+	}
 	if (role == R_VK_ICD && !pid) {
 		close(fd); /* drivers are asked once the target has loaded them */
 		g->nr_libs--;
 		return;
 	}
-	plan_exports(&p, fd, role_api(role));
+	if (role == R_LLAMA || role == R_MTMD)
+		plan_llama(&p, fd);
+	else
+		plan_exports(&p, fd, role_api(role));
 	close(fd);
 	if (role == R_VK_ICD)
 		err = ask_driver(g, pid, path, dev, ino, &p, why, sizeof(why));
@@ -378,7 +434,10 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);
 		return;
 	}
-	g->attached[role_api(role)]++;
+	if (role == R_LLAMA || role == R_MTMD)
+		g->llama_attached++;
+	else
+		g->attached[role_api(role)]++;
 	emit_probe(g, GMT_PROBE_ATTACHED, base, what, reason);
 	if (!g->o.quiet)
 		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);

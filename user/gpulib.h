@@ -16,10 +16,11 @@ struct bpf_program;
 
 struct gpulib_opts {
 	pid_t pid;
-	bool all_pids; /* -f: probes for every process, BPF keeps the targets */
-	bool quiet;    /* no "attached" lines on stderr */
-	struct bpf_program *enter, *ret;
-	gmt_sink_fn sink; /* PROBE and GPU_DEVICE records go here */
+	bool all_pids;			 /* -f: probes for every process, BPF keeps the targets */
+	bool quiet;			 /* no "attached" lines on stderr */
+	struct bpf_program *enter, *ret; /* GPU API calls */
+	struct bpf_program *llama_enter, *llama_ret; /* llama.cpp's decode calls */
+	gmt_sink_fn sink;			     /* PROBE and GPU_DEVICE records go here */
 	void *ctx;
 };
 

@@ -517,6 +517,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_HTTP:
 		model_req__add(p, (const void *)e);
 		break;
+	case GMT_EV_DECODE:
+		model_req__decode(p, (const void *)e);
+		break;
 	}
 }
 

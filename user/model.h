@@ -68,6 +68,7 @@ struct model_proc {
 	struct model_request *reqs; /* in arrival order */
 	size_t nr_reqs, reqs_cap, first_open;
 	__u64 tls_conns, http_conns_closed;
+	__u64 decodes, decode_tokens, decode_errors, encodes, images; /* llama.cpp */
 };
 
 /* GPU API memory of one process, by API and kind */
@@ -150,6 +151,10 @@ struct model_drm {
 
 struct model_request {
 	__u64 conn, start_ts, resp_ts, end_ts, bytes_in, bytes_out;
+	/* llama.cpp's calls while it was in flight */
+	__u64 decodes, prompt_tokens, gen_decodes, image_tokens, image_ns, decode_ns;
+	__u64 gen_first_ts, gen_last_ts; /* starts of the first and last one-token decode */
+	__u64 decode_errors;
 	__u16 status, end; /* enum gmt_http_end; 0 while open */
 	bool sse, responded, done;
 	char method[8];
@@ -233,6 +238,10 @@ const char *model_bo__place_name(__s32 place, bool amdgpu);
 void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
 /* HTTP requests: model_req.c */
 void model_req__add(struct model_proc *p, const struct gmt_http *e);
+void model_req__decode(struct model_proc *p, const struct gmt_decode *e);
+/* generated tokens of a request (see model_req.c); its decode rate, or -1 */
+__u64 model_req__generated(const struct model_request *r);
+double model_req__tokens_per_s(const struct model_request *r);
 void model_drm__free(struct model_drm *d);
 /* amdgpu domains as "vram|gtt"; "" for none */
 const char *model_bo__domains(__u32 d, char *buf, size_t size);

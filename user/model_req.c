@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* HTTP requests from HTTP events: on each connection, responses answer
- * requests in order (HTTP/1.1 pipelining keeps that order) */
+ * requests in order (HTTP/1.1 pipelining keeps that order). A llama.cpp
+ * call counts for every request in flight when it returns: one request at a
+ * time gets exact figures; several share each batch (llama-server decodes
+ * their tokens together), and each sees the batch's tokens and time.
+ * Generation samples a token after each decode and feeds it back with a
+ * one-token decode, except the last one sampled: generated tokens are the
+ * one-token decodes after the prompt, plus one. The decode rate is one token
+ * per period between the starts of those decodes (sampling included). */
 #include <string.h>
 #include "model.h"
 
@@ -78,4 +85,60 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		advance_open(p);
 		break;
 	}
+}
+
+void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
+{
+	__u64 start = e->hdr.ts_ns - e->dur_ns;
+	size_t i;
+
+	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
+		p->decodes += e->kind == GMT_DEC_DECODE;
+		p->encodes += e->kind == GMT_DEC_ENCODE;
+		p->decode_tokens += e->n_tokens;
+		p->decode_errors += e->ret != 0;
+	} else if (e->kind == GMT_DEC_IMAGE) {
+		p->images++;
+	}
+	for (i = p->first_open; i < p->nr_reqs; i++) {
+		struct model_request *r = &p->reqs[i];
+
+		if (r->done || r->start_ts > e->hdr.ts_ns)
+			continue;
+		if (e->kind == GMT_DEC_IMAGE) {
+			r->image_ns += e->dur_ns;
+			continue;
+		}
+		if (e->kind != GMT_DEC_DECODE && e->kind != GMT_DEC_ENCODE)
+			continue;
+		r->decodes++;
+		r->decode_ns += e->dur_ns;
+		if (e->ret) {
+			r->decode_errors++;
+			continue;
+		}
+		if (e->embd)
+			r->image_tokens += e->n_tokens;
+		else if (e->n_tokens == 1 && r->prompt_tokens) {
+			/* one token after the prompt: a sampled one fed back */
+			r->gen_decodes++;
+			if (!r->gen_first_ts)
+				r->gen_first_ts = start;
+			r->gen_last_ts = start;
+		} else {
+			r->prompt_tokens += e->n_tokens;
+		}
+	}
+}
+
+__u64 model_req__generated(const struct model_request *r)
+{
+	return r->prompt_tokens ? r->gen_decodes + 1 : 0;
+}
+
+double model_req__tokens_per_s(const struct model_request *r)
+{
+	if (r->gen_decodes < 2 || r->gen_last_ts <= r->gen_first_ts)
+		return -1;
+	return (r->gen_decodes - 1) / ((r->gen_last_ts - r->gen_first_ts) / 1e9);
 }

@@ -6,7 +6,7 @@
 const char *const rss_member_names[GMT_RSS_NR] = { "file", "anon", "swap", "shmem" };
 const char *const fault_class_names[GMT_FAULT_NR] = { "anon", "file", "device", "other" };
 const char *const source_names[GMT_SRC_NR] = { "proc", "rss", "fault", "mmap",
-					       "gpu",  "bo",  "http",  "src7" };
+					       "gpu",  "bo",  "http",  "decode" };
 const int rss_member_order[GMT_RSS_NR] = { GMT_RSS_ANON, GMT_RSS_FILE, GMT_RSS_SHMEM,
 					   GMT_RSS_SWAP };
 

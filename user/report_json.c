@@ -253,7 +253,7 @@ static struct json_object *lost_json(const struct model *m)
 	struct json_object *o = json_object_new_object();
 	int i;
 
-	for (i = 0; i <= GMT_SRC_HTTP; i++)
+	for (i = 0; i <= GMT_SRC_DECODE; i++)
 		add(o, source_names[i], u64(m->lost[i]));
 	add(o, "total", u64(lost_total(m)));
 	return o;

@@ -58,7 +58,7 @@ static __u64 end_or_last(const struct model *m, const struct model_request *r)
 
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], e[32];
 	struct req_delta dl;
 	size_t i, from;
 
@@ -74,8 +74,9 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	from = p->nr_reqs > MAX_ROWS ? p->nr_reqs - MAX_ROWS : 0;
 	if (from)
 		fprintf(out, "    (the last %d)\n", MAX_ROWS);
-	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %11s %11s\n", "#", "start", "method",
-		"path", "status", "latency", "ttfb", "end", "anon RSS", "GPU API");
+	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %7s %7s %8s %11s %11s\n", "#", "start",
+		"method", "path", "status", "latency", "ttfb", "end", "prompt", "gen", "tok/s",
+		"anon RSS", "GPU API");
 	for (i = from; i < p->nr_reqs; i++) {
 		const struct model_request *r = &p->reqs[i];
 		__u64 end = end_or_last(m, r);
@@ -86,9 +87,16 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			snprintf(d, sizeof(d), "%.1f ms", (r->resp_ts - r->start_ts) / 1e6);
 		else
 			snprintf(d, sizeof(d), "-");
-		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %11s %11s\n", i + 1,
-			model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
-			r->done ? end_name(r->end) : "open", fmt_delta(a, sizeof(a), dl.anon),
+		if (model_req__tokens_per_s(r) >= 0)
+			snprintf(e, sizeof(e), "%.1f", model_req__tokens_per_s(r));
+		else
+			snprintf(e, sizeof(e), "-");
+		fprintf(out,
+			"    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s %11s %11s\n",
+			i + 1, model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
+			r->done ? end_name(r->end) : "open", (unsigned long long)r->prompt_tokens,
+			(unsigned long long)model_req__generated(r), e,
+			fmt_delta(a, sizeof(a), dl.anon),
 			dl.has_gpu ? fmt_delta(b, sizeof(b), dl.gpu) : "-");
 	}
 }
@@ -121,6 +129,15 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "gpu_api_delta_bytes", dl.has_gpu ? i64(dl.gpu) : NULL);
 		add(o, "bo_vram_delta_bytes", dl.has_bo ? i64(dl.vram) : NULL);
 		add(o, "bo_gtt_delta_bytes", dl.has_bo ? i64(dl.gtt) : NULL);
+		add(o, "decodes", u64(r->decodes));
+		add(o, "prompt_tokens", u64(r->prompt_tokens));
+		add(o, "generated_tokens", u64(model_req__generated(r)));
+		add(o, "image_tokens", u64(r->image_tokens));
+		add(o, "decode_errors", u64(r->decode_errors));
+		add(o, "decode_s", num(r->decode_ns / 1e9));
+		add(o, "image_encode_s", num(r->image_ns / 1e9));
+		add(o, "decode_tokens_per_s",
+		    model_req__tokens_per_s(r) >= 0 ? num(model_req__tokens_per_s(r)) : NULL);
 		json_object_array_add(a, o);
 	}
 	return a;

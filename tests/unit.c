@@ -743,6 +743,81 @@ out:
 	model__free(m);
 }
 
+static void http_event(struct model *m, double t, __u64 conn, __u16 kind, const char *path,
+		       __u16 status, __u16 end)
+{
+	struct gmt_http e;
+
+	event__init(&e.hdr, GMT_EV_HTTP, sizeof(e), T(t), 100);
+	e.conn = conn;
+	e.kind = kind;
+	e.status = status;
+	e.end = end;
+	if (path) {
+		snprintf(e.method, sizeof(e.method), "GET");
+		snprintf(e.path, sizeof(e.path), "%s", path);
+	}
+	model__add(m, &e.hdr);
+}
+
+static void decode_event(struct model *m, double t, __u32 n_tokens, double dur)
+{
+	struct gmt_decode e;
+
+	event__init(&e.hdr, GMT_EV_DECODE, sizeof(e), T(t), 100);
+	e.kind = GMT_DEC_DECODE;
+	e.n_tokens = n_tokens;
+	e.dur_ns = dur * 1e9;
+	model__add(m, &e.hdr);
+}
+
+/* requests: pipelined ones answered in order, one cut by a close, decodes
+ * counted for every request in flight */
+static void test_model_requests(void)
+{
+	struct model *m = model_of_run(2);
+	struct model_proc *p = model__proc(m, 100);
+	const struct model_request *r;
+	int i;
+
+	/* two pipelined on conn 1, answered in order */
+	http_event(m, 2.0, 1, GMT_HTTP_REQUEST, "/a", 0, 0);
+	http_event(m, 2.0, 1, GMT_HTTP_REQUEST, "/b", 0, 0);
+	http_event(m, 2.1, 1, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, 2.2, 1, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	http_event(m, 2.3, 1, GMT_HTTP_RESP_BEGIN, NULL, 404, 0);
+	http_event(m, 2.4, 1, GMT_HTTP_RESP_END, NULL, 404, GMT_HTTP_END_LENGTH);
+	/* a generation on conn 2: a prompt of 10, then 4 fed-back tokens */
+	http_event(m, 3.0, 2, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+	decode_event(m, 3.2, 10, 0.1);
+	for (i = 0; i < 4; i++)
+		decode_event(m, 3.3 + i * 0.05, 1, 0.02);
+	/* conn 3 starts while conn 2 still runs: both see this decode */
+	http_event(m, 3.45, 3, GMT_HTTP_REQUEST, "/other", 0, 0);
+	decode_event(m, 3.5, 1, 0.02);
+	http_event(m, 3.6, 2, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, 3.7, 2, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_CHUNKED);
+	/* conn 3 closes without a response */
+	http_event(m, 4.0, 3, GMT_HTTP_CLOSE, NULL, 0, 0);
+	if (!ASSERT_TRUE(p && p->nr_reqs == 4, "four requests"))
+		goto out;
+	r = &p->reqs[0];
+	ASSERT_STR(r->path, "/a", "first");
+	ASSERT_EQ(r->status, 200, "first answered first");
+	ASSERT_EQ(p->reqs[1].status, 404, "second answered second");
+	ASSERT_EQ(p->reqs[1].end_ts, T(2.4), "second's end");
+	r = &p->reqs[2];
+	ASSERT_EQ(r->prompt_tokens, 10, "prompt");
+	ASSERT_EQ(model_req__generated(r), 6, "generated: 5 fed back, and the last sampled");
+	ASSERT_EQ((long long)(model_req__tokens_per_s(r) + 0.5), 20, "a token per 50 ms");
+	ASSERT_EQ(r->end, GMT_HTTP_END_CHUNKED, "chunked end");
+	r = &p->reqs[3];
+	ASSERT_EQ(r->decodes, 1, "the shared decode counts for both in flight");
+	ASSERT_TRUE(r->done && r->end == GMT_HTTP_END_CLOSE && !r->responded, "cut by the close");
+out:
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -826,6 +901,7 @@ static const struct {
 	{ "unit_model_gpu", test_model_gpu },
 	{ "unit_model_bo", test_model_bo },
 	{ "unit_drm_fdinfo", test_drm_fdinfo },
+	{ "unit_model_requests", test_model_requests },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -687,6 +687,8 @@ test_http_requests() {
 		"event streams end at the chunked terminator" || return 1
 	expect '[ "$(jq "[$q[] | select(.path == \"/json\" and .end == \"length\")] | length" "$r")" = 5 ]' \
 		"Content-Length responses end at their length" || return 1
+	expect '[ "$(jqr .processes[0].tls_connections "$r")" = 1 ]' "the TLS connection noticed" ||
+		return 1
 	# nothing of a body, nor the query string, leaves the kernel
 	node "$ROOT/tests/http/undump.mjs" "$T/h.gmt" >"$T/raw" || return 1
 	expect '[ "$(wc -c <"$T/raw")" -gt 1000 ]' "the recording decompressed" || return 1

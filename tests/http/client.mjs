@@ -2,7 +2,8 @@
 // Drives tests/http/server.mjs: ROUNDS rounds of /json, /chunked, /sse,
 // POST /echo (a body holding SECRET) and /missing?token=SECRET over
 // CONCURRENCY keep-alive connections at once, then two requests pipelined
-// on one raw connection. Prints what it did as JSON.
+// on one raw connection, then the start of a TLS handshake. Prints what it
+// did as JSON.
 //   SECRET=... node client.mjs PORT [ROUNDS] [CONCURRENCY]
 import { Agent, request } from "node:http";
 import { connect } from "node:net";
@@ -61,6 +62,16 @@ await new Promise((resolve, reject) => {
 	});
 	s.on("error", reject);
 });
+// a TLS ClientHello's first bytes: the server answers 400 and closes; the
+// tracer must say the connection spoke TLS, and count no request
+await new Promise((resolve) => {
+	const s = connect(Number(port), "127.0.0.1", () => {
+		s.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]));
+	});
+	s.on("data", () => {});
+	s.on("close", resolve);
+	s.on("error", resolve);
+});
 const count = {};
 for (const d of done) count[`${d.method} ${d.path} ${d.status}`] = (count[`${d.method} ${d.path} ${d.status}`] || 0) + 1;
-console.log(JSON.stringify({ requests: done.length, count }));
+console.log(JSON.stringify({ requests: done.length, count, tls_connections: 1 }));

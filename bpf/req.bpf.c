@@ -363,101 +363,60 @@ struct msghdr_user {
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32)) \
 	return 0
 
-SEC("tracepoint/syscalls/sys_exit_read")
-int tp_req_read(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
+/* read(fd, buf, ...), recvfrom(fd, buf, ...), write(fd, buf, ...), ... */
+#define BUF_PROG(name, call, dir)                                             \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                            \
+	int name(struct trace_event_raw_sys_exit *ctx)                        \
+	{                                                                     \
+		__u64 a[6];                                                   \
+                                                                              \
+		TARGET_OR_LEAVE();                                            \
+		syscall_args(a);                                              \
+		dir(a[0], a[1], a[1], ctx->ret > 0 ? ctx->ret : 0, ctx->ret); \
+		return 0;                                                     \
+	}
 
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	on_read(a[0], a[1], ctx->ret);
-	return 0;
-}
+/* readv(fd, iov, cnt), writev(fd, iov, cnt) */
+#define IOV_PROG(name, call, dir)                               \
+	SEC("tracepoint/syscalls/sys_exit_" #call)              \
+	int name(struct trace_event_raw_sys_exit *ctx)          \
+	{                                                       \
+		__u64 a[6], first, last, last_len;              \
+                                                                \
+		TARGET_OR_LEAVE();                              \
+		syscall_args(a);                                \
+		iov_ends(a[1], a[2], &first, &last, &last_len); \
+		dir(a[0], first, last, last_len, ctx->ret);     \
+		return 0;                                       \
+	}
 
-SEC("tracepoint/syscalls/sys_exit_recvfrom")
-int tp_req_recvfrom(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
+/* recvmsg(fd, msghdr, flags), sendmsg(fd, msghdr, flags) */
+#define MSG_PROG(name, call, dir)                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                   \
+	int name(struct trace_event_raw_sys_exit *ctx)               \
+	{                                                            \
+		__u64 a[6], first, last, last_len;                   \
+		struct msghdr_user m = {};                           \
+                                                                     \
+		TARGET_OR_LEAVE();                                   \
+		syscall_args(a);                                     \
+		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);    \
+		iov_ends(m.iov, m.iovlen, &first, &last, &last_len); \
+		dir(a[0], first, last, last_len, ctx->ret);          \
+		return 0;                                            \
+	}
 
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	on_read(a[0], a[1], ctx->ret);
-	return 0;
-}
+/* reads look only at the start of the data */
+#define on_read5(fd, first, last, last_len, ret) on_read(fd, first, ret)
 
-SEC("tracepoint/syscalls/sys_exit_readv")
-int tp_req_readv(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6], first, last, last_len;
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	iov_ends(a[1], a[2], &first, &last, &last_len);
-	on_read(a[0], first, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_recvmsg")
-int tp_req_recvmsg(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6], first, last, last_len;
-	struct msghdr_user m = {};
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);
-	iov_ends(m.iov, m.iovlen, &first, &last, &last_len);
-	on_read(a[0], first, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_write")
-int tp_req_write(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	on_write(a[0], a[1], a[1], ctx->ret > 0 ? ctx->ret : 0, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_sendto")
-int tp_req_sendto(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	on_write(a[0], a[1], a[1], ctx->ret > 0 ? ctx->ret : 0, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_writev")
-int tp_req_writev(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6], first, last, last_len;
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	iov_ends(a[1], a[2], &first, &last, &last_len);
-	on_write(a[0], first, last, last_len, ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_sendmsg")
-int tp_req_sendmsg(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6], first, last, last_len;
-	struct msghdr_user m = {};
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);
-	iov_ends(m.iov, m.iovlen, &first, &last, &last_len);
-	on_write(a[0], first, last, last_len, ctx->ret);
-	return 0;
-}
+BUF_PROG(tp_req_read, read, on_read5)
+BUF_PROG(tp_req_recvfrom, recvfrom, on_read5)
+IOV_PROG(tp_req_readv, readv, on_read5)
+MSG_PROG(tp_req_recvmsg, recvmsg, on_read5)
+BUF_PROG(tp_req_write, write, on_write)
+BUF_PROG(tp_req_sendto, sendto, on_write)
+IOV_PROG(tp_req_writev, writev, on_write)
+MSG_PROG(tp_req_sendmsg, sendmsg, on_write)
 
 /* sendfile: body bytes from a file, counted against the length */
 SEC("tracepoint/syscalls/sys_exit_sendfile64")

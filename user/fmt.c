@@ -50,3 +50,16 @@ char *fmt_utc(char *buf, size_t size, unsigned long long realtime_ns)
 		snprintf(buf, size, "?");
 	return buf;
 }
+
+const char *fmt_flags(char *buf, size_t size, unsigned int flags, const char *const *names,
+		      size_t n)
+{
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < n; i++)
+		if (flags & (1u << i))
+			off += snprintf(buf + off, off < size ? size - off : 0, "%s%s",
+					off ? "|" : "", names[i]);
+	return buf;
+}

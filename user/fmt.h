@@ -14,4 +14,8 @@ char *fmt_prot(char *buf, size_t size, unsigned int prot);
 /* "2026-12-02 11:20:03 UTC" */
 char *fmt_utc(char *buf, size_t size, unsigned long long realtime_ns);
 
+/* the names of the bits set in flags, joined by '|'; "" when none is */
+const char *fmt_flags(char *buf, size_t size, unsigned int flags, const char *const *names,
+		      size_t n);
+
 #endif

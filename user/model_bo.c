@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fmt.h"
 #include "model.h"
 
 const char *model_bo__place_name(__s32 place, bool amdgpu)
@@ -31,15 +32,9 @@ const char *model_bo__place_name(__s32 place, bool amdgpu)
 
 const char *model_bo__domains(__u32 d, char *buf, size_t size)
 {
-	static const char *names[] = { "cpu", "gtt", "vram", "gds", "gws", "oa", "doorbell" };
-	size_t i, off = 0;
+	static const char *const names[] = { "cpu", "gtt", "vram", "gds", "gws", "oa", "doorbell" };
 
-	buf[0] = 0;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (d & (1u << i))
-			off += snprintf(buf + off, off < size ? size - off : 0, "%s%s",
-					off ? "|" : "", names[i]);
-	return buf;
+	return fmt_flags(buf, size, d, names, sizeof(names) / sizeof(names[0]));
 }
 
 static int slot(__s32 place)

@@ -15,18 +15,11 @@ static const char *const type_flag_names[] = {
 	"protected",	"device-coherent", "device-uncached", "rdma-capable"
 };
 
-static char *type_flags(char *buf, size_t size, __u32 flags)
+static const char *type_flags(char *buf, size_t size, __u32 flags)
 {
-	size_t i, off = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < sizeof(type_flag_names) / sizeof(type_flag_names[0]); i++)
-		if (flags & (1u << i))
-			off += snprintf(buf + off, off < size ? size - off : 0, "%s%s",
-					off ? "|" : "", type_flag_names[i]);
-	if (!off)
-		snprintf(buf, size, "none");
-	return buf;
+	fmt_flags(buf, size, flags, type_flag_names,
+		  sizeof(type_flag_names) / sizeof(type_flag_names[0]));
+	return buf[0] ? buf : "none";
 }
 
 bool gpu_kind_holds_memory(unsigned int kind)

@@ -18,7 +18,7 @@ CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
-LIBS := -lbpf -lelf -ljson-c -liberty -lzstd -lz
+LIBS := -lbpf -lelf -ljson-c -liberty -lzstd -lz -lm
 # one binary to copy to another host or into a VM
 LDFLAGS += -static
 
@@ -75,14 +75,14 @@ TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
 
 $(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # the same unit tests under AddressSanitizer and UBSan
 $(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
-		-lelf -ljson-c -liberty -lz -o $@
+		-lelf -ljson-c -liberty -lz -lm -o $@
 
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests

@@ -3,6 +3,7 @@
  * the kernel's BPF selftests: subtests by name, ASSERT_* print what failed.
  * Prints "ok NAME", "not ok NAME - why" per subtest. */
 #include <fcntl.h>
+#include <math.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include "event.h"
 #include "fmt.h"
+#include "analyze.h"
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
@@ -818,6 +820,76 @@ out:
 	model__free(m);
 }
 
+/* deterministic noise in [-a, a] */
+static double wobble(unsigned int *seed, double a)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return ((*seed >> 16) % 2001 / 1000.0 - 1) * a;
+}
+
+/* the shapes, at two scales (bytes and GiB) so no threshold hides in them */
+static void test_analyze_shapes(void)
+{
+	static const double scales[] = { 1, 1 << 30 };
+	struct shape_result r;
+	double y[30];
+	unsigned int seed = 7;
+	size_t i, s;
+
+	for (s = 0; s < 2; s++) {
+		double k = scales[s];
+
+		/* a leak: +10 a request, noise of +-2 */
+		for (i = 0; i < 30; i++)
+			y[i] = k * (100 + 10.0 * i + wobble(&seed, 2));
+		analyze__shape(y, 30, &r);
+		ASSERT_EQ(r.shape, SHAPE_LEAK, "linear growth is a leak");
+		ASSERT_TRUE(r.slope > 9.5 * k && r.slope < 10.5 * k, "its slope");
+		ASSERT_TRUE(r.slope_lo > 0 && r.slope_lo <= r.slope && r.slope <= r.slope_hi,
+			    "the interval holds the slope");
+		ASSERT_TRUE(r.step_cv < 0.5, "a constant step");
+		ASSERT_EQ((long long)(analyze__points_to(&r, y[29], y[29] + 100 * k) + 0.5), 10,
+			  "ten requests to 100 more");
+		/* a cache: +10 a request up to 80, then flat */
+		for (i = 0; i < 30; i++)
+			y[i] = k * (fmin(10.0 * i, 80) + wobble(&seed, 2));
+		analyze__shape(y, 30, &r);
+		ASSERT_EQ(r.shape, SHAPE_BOUNDED, "growth to a ceiling is a bounded cache");
+		ASSERT_TRUE(fabs(r.ceiling - 80 * k) < 3 * k, "its ceiling");
+		ASSERT_TRUE(r.change_at >= 7 && r.change_at <= 10, "where it levels off");
+		/* noise around a level */
+		for (i = 0; i < 30; i++)
+			y[i] = k * (500 + wobble(&seed, 20));
+		analyze__shape(y, 30, &r);
+		ASSERT_EQ(r.shape, SHAPE_STEADY, "noisy but flat is steady");
+		/* warm-up: one jump, then flat */
+		for (i = 0; i < 30; i++)
+			y[i] = k * ((i < 4 ? 50 : 350) + wobble(&seed, 3));
+		analyze__shape(y, 30, &r);
+		ASSERT_EQ(r.shape, SHAPE_STEP, "a one-off jump is a step");
+		ASSERT_EQ(r.change_at, 4, "the step's place");
+		ASSERT_TRUE(fabs(r.step_size - 300 * k) < 6 * k, "the step's size");
+		/* warm-up that settles over a few requests: not a leak */
+		for (i = 0; i < 30; i++)
+			y[i] = k * (200 * (1 - exp(-(double)i)) + wobble(&seed, 1));
+		analyze__shape(y, 30, &r);
+		ASSERT_TRUE(r.shape != SHAPE_LEAK, "warm-up that settles is no leak");
+	}
+	analyze__shape(y, 3, &r);
+	ASSERT_EQ(r.shape, SHAPE_UNKNOWN, "three points say nothing");
+	/* a long series is binned, and still judged */
+	double *big = malloc(1200 * sizeof(*big));
+
+	if (!ASSERT_TRUE(big != NULL, "memory"))
+		return;
+	for (i = 0; i < 1200; i++)
+		big[i] = 5.0 * i + wobble(&seed, 1);
+	analyze__shape(big, 1200, &r);
+	ASSERT_EQ(r.shape, SHAPE_LEAK, "long leak");
+	ASSERT_TRUE(r.slope > 4.9 && r.slope < 5.1, "its slope, per point");
+	free(big);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -902,6 +974,7 @@ static const struct {
 	{ "unit_model_bo", test_model_bo },
 	{ "unit_drm_fdinfo", test_drm_fdinfo },
 	{ "unit_model_requests", test_model_requests },
+	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -169,7 +169,9 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 	struct gmt_mmap m;
 	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
 
-	if (e->prot & 4) /* PROT_EXEC: new code to symbolize against */
+	/* PROT_EXEC from a file: new code to symbolize against (anonymous code,
+	 * a JIT's, has no symbols and comes often) */
+	if ((e->prot & 4) && e->fd_class == GMT_FD_FILE)
 		symbolizer__refresh(c->sym, e->hdr.pid);
 	m = *e;
 	m.hdr.len = sizeof(m);
@@ -203,7 +205,8 @@ static int on_ring(void *ctx, void *data, size_t size)
 	case GMT_EV_MMAP:
 		on_mmap(c, data);
 		/* new code: a GPU library dlopen'ed now is probed now */
-		if ((((const struct gmt_mmap *)e)->prot & 4) && c->gpu)
+		if ((((const struct gmt_mmap *)e)->prot & 4) &&
+		    ((const struct gmt_mmap *)e)->fd_class == GMT_FD_FILE && c->gpu)
 			gpulib__scan(c->gpu, e->pid);
 		return 0;
 	case GMT_EV_GPU_CALL:

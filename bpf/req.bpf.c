@@ -169,7 +169,7 @@ static __always_inline bool request_at(struct scan *s, __u32 off, struct conn *c
 		if (ch < 'A' || ch > 'Z')
 			return false;
 	}
-	if (m < 3 || s->buf[(off + m + 1) & (HDR_SCAN - 1)] != '/')
+	if (m < 3 || off + m + 1 >= s->len || s->buf[(off + m + 1) & (HDR_SCAN - 1)] != '/')
 		return false;
 	if (!c)
 		return true;
@@ -211,7 +211,21 @@ static long pipe_byte(__u64 i, struct pipe_ctx *ctx)
 	return 0;
 }
 
-/* data read from fd: a request line starts a request */
+/* the first bytes of a read or write, no more than were transferred: a
+ * fixed-size read past them could fail at the end of a mapping */
+static __always_inline void copy_start(struct scan *s, __u64 buf, long ret, __u32 max)
+{
+	__u32 n = ret < max ? ret : max;
+
+	if (n > HDR_SCAN)
+		n = HDR_SCAN;
+	s->len = n;
+	if (bpf_probe_read_user(s->buf, n, (void *)buf))
+		s->len = 0;
+}
+
+/* data read from fd: a request line starts a request. Most reads are not
+ * (bodies, files): 16 bytes tell, before the rest is copied and scanned. */
 static __always_inline void on_read(int fd, __u64 buf, long ret)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
@@ -225,9 +239,8 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 	s = bpf_map_lookup_elem(&scans, &zero);
 	if (!s)
 		return;
-	s->len = ret < HDR_SCAN ? ret : HDR_SCAN;
-	bpf_probe_read_user(s->buf, HDR_SCAN, (void *)buf);
-	if (!c && s->buf[0] == 0x16 && s->buf[1] == 0x03 && is_socket(fd)) {
+	copy_start(s, buf, ret, 16);
+	if (!c && s->len >= 2 && s->buf[0] == 0x16 && s->buf[1] == 0x03 && is_socket(fd)) {
 		n.id = bpf_ktime_get_ns();
 		n.tls = 1;
 		bpf_map_update_elem(&conns, &key, &n, BPF_NOEXIST);
@@ -236,9 +249,14 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 			gmt_submit(e);
 		return;
 	}
+	if (!request_at(s, 0, NULL, fd)) {
+		if (c)
+			c->bytes_in += ret; /* headers or a body */
+		return;
+	}
 	if (!c) {
 		/* a connection accepted before tracing, or a new one */
-		if (!request_at(s, 0, NULL, fd) || !is_socket(fd))
+		if (!is_socket(fd))
 			return;
 		n.id = bpf_ktime_get_ns();
 		n.left = LEFT_UNKNOWN;
@@ -248,6 +266,7 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 			return;
 	}
 	c->bytes_in += ret;
+	copy_start(s, buf, ret, HDR_SCAN);
 	request_at(s, 0, c, fd);
 	struct pipe_ctx pc = { s, c, fd };
 
@@ -271,13 +290,12 @@ static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_l
 	s = bpf_map_lookup_elem(&scans, &zero);
 	if (!s)
 		return;
-	bpf_probe_read_user(s->buf, 16, (void *)buf);
-	if (s->buf[0] == 'H' && s->buf[1] == 'T' && s->buf[2] == 'T' && s->buf[3] == 'P' &&
-	    s->buf[4] == '/' && s->buf[8] == ' ') {
+	copy_start(s, buf, ret, 16);
+	if (s->len >= 12 && s->buf[0] == 'H' && s->buf[1] == 'T' && s->buf[2] == 'T' &&
+	    s->buf[3] == 'P' && s->buf[4] == '/' && s->buf[8] == ' ') {
 		if (c->responding) /* the last one had no known end */
 			resp_end(c, fd, GMT_HTTP_END_NEXT);
-		s->len = ret < HDR_SCAN ? ret : HDR_SCAN;
-		bpf_probe_read_user(s->buf, HDR_SCAN, (void *)buf);
+		copy_start(s, buf, ret, HDR_SCAN);
 		s->hdr_end = 0;
 		s->has_clen = s->chunked = s->sse = false;
 		struct scan_ctx sc = { s };

@@ -46,6 +46,9 @@ struct group {
 	const char *(*missing)(struct attach *a);
 	const char *progs[MAX_PROGS];
 	bool manual; /* loaded here, attached elsewhere (gpulib: per library) */
+	/* a fallback: loaded (so the verifier checks it), attached only when
+	 * the group named here did not attach */
+	const char *fallback_for;
 };
 
 static bool has_btf_type(struct attach *a, const char *name, __u32 kind)
@@ -241,65 +244,76 @@ static const struct group groups[] = {
 	  sched_missing,
 	  { "tp_sched_process_exec", "tp_sched_process_fork", "tp_sched_process_exit",
 	    "tp_mm_exec_reset" },
-	  false },
+	  false,
+	  NULL },
 	{ "kmem:rss_stat",
 	  "RSS by member (anon, file, shmem, swap)",
 	  rss_missing,
 	  { "tp_rss_stat" },
-	  false },
+	  false,
+	  NULL },
 	{ "exceptions:page_fault_user",
 	  "page faults",
 	  fault_missing,
 	  { "tp_page_fault_user" },
-	  false },
+	  false,
+	  NULL },
 	{ "fexit:handle_mm_fault",
 	  "page fault classes (anon, file, device)",
 	  fault_class_missing,
 	  { "fexit_handle_mm_fault" },
-	  false },
+	  false,
+	  NULL },
 	{ "syscalls:mmap/munmap/mremap/brk",
 	  "mappings, brk heap, stacks of large anonymous mmaps",
 	  syscalls_missing,
 	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" },
-	  false },
+	  false,
+	  NULL },
 	{ "uprobes:gpu",
 	  "GPU API allocations, llama.cpp decode calls",
 	  gpu_missing,
 	  { "gpu_enter", "gpu_return", "llama_enter", "llama_return" },
-	  true },
+	  true,
+	  NULL },
 	{ "syscalls:http",
 	  "HTTP/1.1 requests: method, path, status, timing",
 	  http_missing,
 	  { "tp_req_read", "tp_req_recvfrom", "tp_req_readv", "tp_req_recvmsg", "tp_req_write",
 	    "tp_req_sendto", "tp_req_writev", "tp_req_sendmsg", "tp_req_sendfile", "tp_req_close",
 	    "tp_req_shutdown" },
-	  false },
+	  false,
+	  NULL },
 	{ "fentry:ttm",
 	  "kernel GPU buffers: create, move (VRAM, GTT, system), free",
 	  ttm_missing,
 	  { "ttm_create", "ttm_move_enter", "ttm_move_exit", "ttm_release" },
-	  false },
+	  false,
+	  NULL },
 	{ "fentry:ttm_mem_evict_first",
 	  "evictions, hops through GTT as one (up to 6.8)",
 	  evict_first_missing,
 	  { "ttm_evict_first_enter", "ttm_evict_first_exit" },
-	  false },
+	  false,
+	  NULL },
 	{ "fentry:ttm_bo_evict",
 	  "evictions, hops through GTT as one (6.9 and later)",
 	  bo_evict_missing,
 	  { "ttm_bo_evict_enter", "ttm_bo_evict_exit" },
-	  false },
+	  false,
+	  NULL },
 	{ "amdgpu:amdgpu_bo_create",
 	  "amdgpu buffers' preferred and allowed domains",
 	  amdgpu_missing,
 	  { "tp_amdgpu_bo_create" },
-	  false },
-	/* the fallback for kernels that refuse fentry: loaded, attached then */
+	  false,
+	  NULL },
 	{ "amdgpu:amdgpu_bo_move",
 	  "amdgpu buffer moves, without the evict flag (fentry refused)",
 	  amdgpu_missing,
 	  { "tp_amdgpu_bo_move" },
-	  false },
+	  false,
+	  "fentry:ttm" },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -473,11 +487,11 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 		add_probe(a, GMT_PROBE_SKIPPED, groups[g].name, groups[g].what, why);
 		return;
 	}
-	if (!strcmp(groups[g].name, "amdgpu:amdgpu_bo_move")) {
-		const struct gmt_probe *ttm = find_probe(a, "fentry:ttm");
+	if (groups[g].fallback_for) {
+		const struct gmt_probe *p = find_probe(a, groups[g].fallback_for);
 
-		if (ttm && ttm->status == GMT_PROBE_ATTACHED)
-			return; /* fentry:ttm sees every move, with the evict flag */
+		if (p && p->status == GMT_PROBE_ATTACHED)
+			return;
 	}
 	if (groups[g].manual) {
 		a->manual_ready = true;

@@ -164,33 +164,37 @@ static __u32 intern_stack(struct collect *c, __u32 pid, const __u64 *ips, unsign
 	return s->id;
 }
 
+/* raw ips from BPF become a stack id: the record goes out without them */
+static __u32 stack_of(struct collect *c, __u32 pid, const __u64 *ips, unsigned int nr)
+{
+	unsigned int n = nr > GMT_MAX_STACK ? GMT_MAX_STACK : nr;
+
+	return n ? intern_stack(c, pid, ips, n) : 0;
+}
+
 static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 {
-	struct gmt_mmap m;
-	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
+	struct gmt_mmap m = *e;
 
 	/* PROT_EXEC from a file: new code to symbolize against (anonymous code,
 	 * a JIT's, has no symbols and comes often) */
 	if ((e->prot & 4) && e->fd_class == GMT_FD_FILE)
 		symbolizer__refresh(c->sym, e->hdr.pid);
-	m = *e;
 	m.hdr.len = sizeof(m);
 	m.nr_ips = 0;
-	if (n)
-		m.stack_id = intern_stack(c, e->hdr.pid, e->ips, n);
+	if (e->nr_ips)
+		m.stack_id = stack_of(c, e->hdr.pid, e->ips, e->nr_ips);
 	emit(c, &m.hdr);
 }
 
 static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
 {
-	struct gmt_gpu_call g;
-	unsigned int n = e->nr_ips > GMT_MAX_STACK ? GMT_MAX_STACK : e->nr_ips;
+	struct gmt_gpu_call g = *e;
 
-	g = *e;
 	g.hdr.len = sizeof(g);
 	g.nr_ips = 0;
-	if (n)
-		g.stack_id = intern_stack(c, e->hdr.pid, e->ips, n);
+	if (e->nr_ips)
+		g.stack_id = stack_of(c, e->hdr.pid, e->ips, e->nr_ips);
 	emit(c, &g.hdr);
 }
 

@@ -77,6 +77,11 @@ $(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
+# writes the SCENARIOS.md cases and controls as trace files
+$(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
+
 # the same unit tests under AddressSanitizer and UBSan
 $(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -136,7 +141,8 @@ e2e-deps:
 
 test: deps e2e-deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
-		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED)
+		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
+		$(OUTPUT)/gmt-scenario
 	$(Q)tests/run.sh
 
 run: deps

@@ -33,6 +33,8 @@ enum gmt_type {
 	GMT_EV_DRM_FDINFO = 20, /* user: one DRM client's fdinfo memory counters */
 	GMT_EV_HTTP = 21,	/* a request line or a response's start or end */
 	GMT_EV_DECODE = 22,	/* llama_decode/llama_encode or an image encode returned */
+	GMT_EV_MEMINFO = 23,	/* user: the host's memory (/proc/meminfo), each interval */
+	GMT_EV_NVML = 24,	/* user: NVML's account of one GPU and the process on it */
 	GMT_EV_MAX,
 };
 
@@ -478,6 +480,29 @@ struct gmt_decode {
 	__s32 ret;	/* 0 ok; 1 no KV slot; 2 aborted; < 0 error */
 	__u32 n_tokens; /* tokens in the batch (decode, encode) */
 	__u32 embd;	/* the batch carries embeddings (an image) */
+};
+
+/* what the host has left: projections of growth end here */
+struct gmt_meminfo {
+	struct gmt_hdr hdr;
+	__u64 total_kb;
+	__u64 available_kb; /* MemAvailable */
+	__u64 swap_free_kb;
+};
+
+#define GMT_NVML_NO_PROC (~0ull) /* the process is not on this device */
+
+/* nvmlDeviceGetMemoryInfo and the process's usedGpuMemory, from the
+ * driver: memory the CUDA API calls do not show (graphs, contexts, pools)
+ * is in `used` */
+struct gmt_nvml {
+	struct gmt_hdr hdr; /* pid: the process sampled */
+	__u32 index;	    /* NVML device index */
+	__u32 pad;
+	__u64 used;  /* the process's device memory; GMT_NVML_NO_PROC */
+	__u64 total; /* the device */
+	__u64 free;
+	char name[64];
 };
 
 #endif /* GMT_EVENTS_H */

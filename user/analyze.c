@@ -10,6 +10,9 @@
 /* a change is real when it is this many noise deviations: statistics, not
  * byte thresholds, so any scale of memory is judged alike */
 #define SIGNIFICANT 4.0
+/* a plateau may still drift, at a tenth of the rise's rate at most: a
+ * cache that evicts entries of slightly different sizes wanders */
+#define LEVELLED 0.1
 
 const char *analyze__shape_name(enum shape s)
 {
@@ -193,7 +196,8 @@ static bool find_step(const double *y, size_t n, double noise, struct shape_resu
 	double best = INFINITY, total = const_sse(y, 0, n, NULL), ml, mr, e;
 	size_t k, at = 0;
 
-	for (k = 2; k + 2 <= n; k++) {
+	/* one point before the jump will do: the level before the first request */
+	for (k = 1; k + 2 <= n; k++) {
 		e = const_sse(y, 0, k, NULL) + const_sse(y, k, n, NULL);
 		if (e < best) {
 			best = e;
@@ -220,7 +224,8 @@ static bool find_plateau(const double *y, size_t n, double noise, struct shape_r
 	double best = INFINITY, lin = line_sse(y, 0, n, NULL), lo, hi, b, rise, e, ceiling;
 	size_t k, at = 0;
 
-	for (k = 2; k + 3 <= n; k++) {
+	/* a rise of one step is a step: a cache grows over two at least */
+	for (k = 3; k + 3 <= n; k++) {
 		e = line_sse(y, 0, k, NULL) + const_sse(y, k, n, NULL);
 		if (e < best) {
 			best = e;
@@ -232,8 +237,12 @@ static bool find_plateau(const double *y, size_t n, double noise, struct shape_r
 	b = analyze__theil_sen(y, at + 1, &lo, &hi);
 	const_sse(y, at, n, &ceiling);
 	rise = ceiling - y[0];
-	if (b <= 0 || rise < SIGNIFICANT * noise || !flat(y + at, n - at, noise))
+	if (b <= 0 || rise < SIGNIFICANT * noise)
 		return false;
+	if (!flat(y + at, n - at, noise) &&
+	    fabs(analyze__theil_sen(y + at, n - at, &lo, &hi)) > LEVELLED * b)
+		return false;
+	analyze__theil_sen(y, at + 1, &lo, &hi);
 	if (at >= 3 && lo <= 0)
 		return false; /* the rise itself is not clear */
 	r->shape = SHAPE_BOUNDED;
@@ -261,6 +270,15 @@ void analyze__shape(const double *y, size_t n, struct shape_result *r)
 		r->confidence = fmin(1, fmax(0, 2 * (pos - 0.5)));
 		return;
 	}
+	if (r->slope_lo > 0 && r->slope * (n - 1) >= SIGNIFICANT * r->noise && n / 3 >= 3 &&
+	    fabs(tail) <= LEVELLED * r->slope) {
+		/* it grew, and the last third has levelled off */
+		r->shape = SHAPE_BOUNDED;
+		r->change_at = n - n / 3;
+		const_sse(y, r->change_at, n, &r->ceiling);
+		r->confidence = fmin(1, fmax(0, 1 - fabs(tail) / r->slope)) * 0.8;
+		return;
+	}
 	r->shape = SHAPE_STEADY;
 	r->confidence = fmin(1, fmax(0, 1 - fabs(2 * (pos - 0.5))));
 }
@@ -270,4 +288,34 @@ double analyze__points_to(const struct shape_result *r, double current, double l
 	if (r->shape != SHAPE_LEAK || r->slope <= 0 || limit <= current)
 		return -1;
 	return (limit - current) / r->slope;
+}
+
+double analyze__kendall(const double *x, const double *y, size_t n, double *z)
+{
+	double c = 0, d = 0, tx = 0, ty = 0, n0, tau;
+	size_t i, j;
+
+	*z = 0;
+	if (n < 3)
+		return 0;
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			double a = (x[j] - x[i]) * (y[j] - y[i]);
+
+			if (a > 0)
+				c++;
+			else if (a < 0)
+				d++;
+			else if (x[j] == x[i] && y[j] != y[i])
+				tx++;
+			else if (y[j] == y[i] && x[j] != x[i])
+				ty++;
+		}
+	n0 = n * (n - 1) / 2.0;
+	if ((c + d + tx) * (c + d + ty) <= 0)
+		return 0;
+	tau = (c - d) / sqrt((c + d + tx) * (c + d + ty));
+	/* the normal approximation of tau's spread with no association */
+	*z = 3 * tau * sqrt(n0 * 2) / sqrt(2 * (2 * n + 5.0));
+	return tau;
 }

@@ -157,6 +157,24 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "dur_ns", u64(d->dur_ns));
 		break;
 	}
+	case GMT_EV_MEMINFO: {
+		const struct gmt_meminfo *mi = (const void *)e;
+
+		add(o, "total_kb", u64(mi->total_kb));
+		add(o, "available_kb", u64(mi->available_kb));
+		add(o, "swap_free_kb", u64(mi->swap_free_kb));
+		break;
+	}
+	case GMT_EV_NVML: {
+		const struct gmt_nvml *n = (const void *)e;
+
+		add(o, "index", u64(n->index));
+		add(o, "used", n->used == GMT_NVML_NO_PROC ? NULL : u64(n->used));
+		add(o, "total", u64(n->total));
+		add(o, "free", u64(n->free));
+		add(o, "name", strn(n->name, sizeof(n->name)));
+		break;
+	}
 	case GMT_EV_GPU_DEVICE: {
 		const struct gmt_gpu_device *g = (const void *)e;
 

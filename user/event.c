@@ -32,6 +32,8 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_DRM_FDINFO] = { "drm_fdinfo", sizeof(struct gmt_drm_fdinfo) },
 	[GMT_EV_HTTP] = { "http", sizeof(struct gmt_http) },
 	[GMT_EV_DECODE] = { "decode", sizeof(struct gmt_decode) },
+	[GMT_EV_MEMINFO] = { "meminfo", sizeof(struct gmt_meminfo) },
+	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
 };
 
 const char *event__type_name(unsigned int type)

@@ -465,6 +465,23 @@ static void on_lost(struct model *m, const struct gmt_lost *e)
 			m->lost[i] = e->count[i];
 }
 
+static void on_nvml(struct model *m, struct model_proc *p, const struct gmt_nvml *e)
+{
+	__s64 sum = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr_nvml && m->nvml[i].index != e->index; i++)
+		;
+	if (i == MODEL_NVML_DEVS || e->index >= MODEL_NVML_DEVS)
+		return;
+	m->nvml[i] = *e;
+	m->nr_nvml += i == m->nr_nvml;
+	p->nvml_dev_used[e->index] = e->used == GMT_NVML_NO_PROC ? 0 : e->used;
+	for (i = 0; i < MODEL_NVML_DEVS; i++)
+		sum += p->nvml_dev_used[i];
+	series_add(&p->nvml_used, e->hdr.ts_ns, sum);
+}
+
 /* events that belong to one process */
 static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 {
@@ -519,6 +536,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_DECODE:
 		model_req__decode(p, (const void *)e);
+		break;
+	case GMT_EV_NVML:
+		on_nvml(m, p, (const void *)e);
 		break;
 	}
 }
@@ -589,6 +609,11 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_BO:
 		model_bo__add(m, (const void *)e);
 		break;
+	case GMT_EV_MEMINFO:
+		m->meminfo_seen = true;
+		m->mem_total = ((const struct gmt_meminfo *)e)->total_kb << 10;
+		m->mem_available = ((const struct gmt_meminfo *)e)->available_kb << 10;
+		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
 		m->end_ts = e->ts_ns;
@@ -605,6 +630,7 @@ static void proc_free(struct model_proc *p)
 	for (i = 0; i < GMT_RSS_NR; i++)
 		free(p->rss[i].p);
 	free(p->vmrss.p);
+	free(p->nvml_used.p);
 	free(p->maps);
 	free(p->ranges);
 	free(p->cmdline);

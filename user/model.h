@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include "event.h"
 
+#define MODEL_NVML_DEVS 16
+#define MODEL_FAIL_GROUPS 8
+
 struct series_point {
 	__u64 ts;
 	__s64 v;
@@ -65,6 +68,9 @@ struct model_proc {
 	struct model_gpu *gpu; /* NULL until its first GPU API call */
 	struct model_drm *drm; /* NULL until its first DRM fdinfo sample */
 
+	struct series nvml_used;	      /* NVML: device memory, all GPUs */
+	__u64 nvml_dev_used[MODEL_NVML_DEVS]; /* the last of each GPU */
+
 	struct model_request *reqs; /* in arrival order */
 	size_t nr_reqs, reqs_cap, first_open;
 	__u64 tls_conns, http_conns_closed;
@@ -76,6 +82,7 @@ struct model_gpu_stat {
 	__s64 live_bytes, peak_bytes;
 	__u64 live, peak_live, allocs, frees, failed, alloc_bytes, freed_bytes;
 	struct series series; /* live bytes, at most a point per 10 ms */
+	struct series counts; /* live allocations, likewise */
 };
 
 struct model_gpu_live {
@@ -92,6 +99,15 @@ struct model_gpu_failure {
 	__u16 func;
 	__u8 api, kind;
 	__s64 live_bytes[GMT_API_NR][GMT_GK_NR]; /* at that moment */
+	/* what was live then, by stack and size class (a power of two),
+	 * biggest first: what to shrink */
+	struct model_gpu_group {
+		__u32 stack_id;
+		__u8 api, kind, size_log2, pad;
+		__u64 bytes, count, min_size, max_size;
+	} groups[MODEL_FAIL_GROUPS];
+	size_t nr_groups;
+	__u64 other_bytes, other_count; /* live in groups not listed */
 };
 
 struct model_gpu {
@@ -114,6 +130,7 @@ struct model_bo_owner {
 	char comm[GMT_COMM_LEN];
 	__s64 bytes[BO_NR], peak[BO_NR];
 	__u64 live, created, freed, moves, evictions, evicted_bytes;
+	__u64 created_bytes, last_free_ts;
 	struct series vram, gtt;
 };
 
@@ -203,6 +220,11 @@ struct model {
 	size_t nr_evictions, evictions_cap;
 	__u64 bo_events;
 
+	bool meminfo_seen; /* the host's memory, at the last interval */
+	__u64 mem_total, mem_available;
+	struct gmt_nvml nvml[MODEL_NVML_DEVS]; /* each GPU's last NVML sample */
+	size_t nr_nvml;
+
 	struct gmt_gpu_device *devices; /* what the drivers said of their memory */
 	size_t nr_devices, devices_cap;
 
@@ -230,6 +252,8 @@ const struct gmt_gpu_device *model__vk_device(const struct model *m);
 /* GPU calls: model_gpu.c */
 void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e);
 void model_gpu__free(struct model_gpu *g);
+/* whether live bytes of a kind are memory (not a view, a reservation or a graph) */
+bool model_gpu__holds_memory(unsigned int kind);
 /* buffer objects: model_bo.c */
 void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_bo__free(struct model *m);

@@ -160,6 +160,7 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 			memcpy(o->comm, e->comm, sizeof(o->comm) - 1);
 		o->live++;
 		o->created += e->op == GMT_BO_CREATE;
+		o->created_bytes += e->op == GMT_BO_CREATE ? e->size : 0;
 		place_bytes(o, e->hdr.ts_ns, b->place, b->size);
 		if (e->op == GMT_BO_CREATE)
 			return;
@@ -188,6 +189,7 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 		place_bytes(o, e->hdr.ts_ns, b->place, -(__s64)b->size);
 		o->live--;
 		o->freed++;
+		o->last_free_ts = e->hdr.ts_ns;
 		b->live = false;
 		break;
 	}

@@ -6,6 +6,13 @@
 
 #define SERIES_STEP_NS 10000000ull /* one point per 10 ms at most */
 
+/* mapped views and address reservations hold no memory of their own;
+ * a graph's size is unknown */
+bool model_gpu__holds_memory(unsigned int kind)
+{
+	return kind != GMT_GK_VMM_MAP && kind != GMT_GK_VA_RESERVE && kind != GMT_GK_GRAPH_EXEC;
+}
+
 /* handles of different classes may share a value: a device pointer and a
  * VMM handle are unrelated numbers */
 enum gpu_class { C_MEMORY, C_VMM_PHYS, C_VMM_MAP, C_VA, C_GRAPH };
@@ -112,6 +119,69 @@ static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
 	if (st->live > st->peak_live)
 		st->peak_live = st->live;
 	series_set(&st->series, ts, st->live_bytes);
+	series_set(&st->counts, ts, st->live);
+}
+
+static int by_group_bytes(const void *a, const void *b)
+{
+	const struct model_gpu_group *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static unsigned int log2_of(__u64 v)
+{
+	unsigned int n = 0;
+
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
+/* what is live, by stack and size class, biggest first: the groups a
+ * failure report shows */
+static void snapshot_groups(struct model_gpu *g, struct model_gpu_failure *f)
+{
+	struct model_gpu_group *v = calloc(g->nr_live ? g->nr_live : 1, sizeof(*v));
+	size_t i, j, n = 0;
+
+	if (!v)
+		return;
+	for (i = 0; i < g->live_cap; i++) {
+		const struct model_gpu_live *l = &g->live[i];
+		unsigned int c = log2_of(l->size);
+
+		if (l->used != 1 || !model_gpu__holds_memory(l->kind))
+			continue;
+		for (j = 0; j < n; j++)
+			if (v[j].stack_id == l->stack_id && v[j].size_log2 == c &&
+			    v[j].api == l->api && v[j].kind == l->kind)
+				break;
+		if (j == n)
+			v[n++] = (struct model_gpu_group){ .stack_id = l->stack_id,
+							   .api = l->api,
+							   .kind = l->kind,
+							   .size_log2 = c,
+							   .min_size = l->size };
+		v[j].bytes += l->size;
+		v[j].count++;
+		if (l->size < v[j].min_size)
+			v[j].min_size = l->size;
+		if (l->size > v[j].max_size)
+			v[j].max_size = l->size;
+	}
+	qsort(v, n, sizeof(*v), by_group_bytes);
+	for (i = 0; i < n; i++) {
+		if (i < MODEL_FAIL_GROUPS) {
+			f->groups[f->nr_groups++] = v[i];
+			continue;
+		}
+		f->other_bytes += v[i].bytes;
+		f->other_count += v[i].count;
+	}
+	free(v);
 }
 
 static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_call *e,
@@ -139,6 +209,7 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 		for (unsigned int a = 0; a < GMT_API_NR; a++)
 			for (unsigned int k = 0; k < GMT_GK_NR; k++)
 				f->live_bytes[a][k] = g->st[a][k].live_bytes;
+		snapshot_groups(g, f);
 		return;
 	}
 	st->allocs++;
@@ -233,8 +304,10 @@ void model_gpu__free(struct model_gpu *g)
 	if (!g)
 		return;
 	for (unsigned int a = 0; a < GMT_API_NR; a++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+		for (unsigned int k = 0; k < GMT_GK_NR; k++) {
 			free(g->st[a][k].series.p);
+			free(g->st[a][k].counts.p);
+		}
 	free(g->live);
 	free(g->fails);
 	free(g);

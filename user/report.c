@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fmt.h"
+#include "findings.h"
 #include "report.h"
 #include "report_data.h"
 
@@ -255,7 +256,6 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 	print_brk(out, p);
 	print_gpu(out, m, p);
 	print_drm(out, p);
-	print_requests(out, m, p);
 	print_exit(out, m, p);
 }
 
@@ -279,6 +279,7 @@ static void print_lost(FILE *out, const struct model *m)
 void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	struct model_proc **procs = procs_in_order(m);
+	struct findings *fs;
 	unsigned int i;
 	size_t j;
 
@@ -288,6 +289,12 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 		for (i = 0; i < o->nr_notes; i++)
 			fprintf(out, "  %s\n", o->notes[i]);
 	}
+	fs = findings__build(m);
+	print_verdicts(out, m, fs);
+	for (j = 0; procs && j < m->nr_procs; j++)
+		print_requests(out, m, procs[j]);
+	print_evidence(out, m, fs);
+	findings__free(fs);
 	print_probes(out, m);
 	print_gpu_devices(out, m);
 	for (j = 0; procs && j < m->nr_procs; j++)

@@ -49,7 +49,6 @@ struct gpu_stack_row {
 struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n);
 /* the sum of live bytes over every API and kind that holds memory */
 __s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR]);
-bool gpu_kind_holds_memory(unsigned int kind);
 
 /* the GPU sections, report_gpu.c */
 void print_stack(FILE *out, const struct model *m, __u32 id);
@@ -67,5 +66,13 @@ void print_drm(FILE *out, const struct model_proc *p);
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p);
 struct json_object *requests_json(const struct model *m, const struct model_proc *p);
 struct json_object *drm_json(const struct model_proc *p);
+
+/* the verdicts, report_findings.c */
+struct findings;
+void print_verdicts(FILE *out, const struct model *m, const struct findings *fs);
+void print_evidence(FILE *out, const struct model *m, const struct findings *fs);
+struct json_object *findings_json(const struct model *m, const struct findings *fs);
+struct json_object *request_memory_json(const struct model *m, const struct model_proc *p,
+					const struct model_request *r);
 
 #endif

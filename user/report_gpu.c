@@ -22,18 +22,13 @@ static const char *type_flags(char *buf, size_t size, __u32 flags)
 	return buf[0] ? buf : "none";
 }
 
-bool gpu_kind_holds_memory(unsigned int kind)
-{
-	return kind != GMT_GK_VMM_MAP && kind != GMT_GK_VA_RESERVE && kind != GMT_GK_GRAPH_EXEC;
-}
-
 __s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR])
 {
 	__s64 t = 0;
 
 	for (unsigned int a = 0; a < GMT_API_NR; a++)
 		for (unsigned int k = 0; k < GMT_GK_NR; k++)
-			if (gpu_kind_holds_memory(k))
+			if (model_gpu__holds_memory(k))
 				t += live[a][k];
 	return t;
 }
@@ -136,7 +131,7 @@ static void print_failure(FILE *out, const struct model *m, const struct model_g
 	fprintf(out, "               live then: %s", B(b, gpu_live_total(f->live_bytes)));
 	for (unsigned int i = 0; i < GMT_API_NR; i++)
 		for (unsigned int k = 0; k < GMT_GK_NR; k++)
-			if (f->live_bytes[i][k] && gpu_kind_holds_memory(k)) {
+			if (f->live_bytes[i][k] && model_gpu__holds_memory(k)) {
 				fprintf(out, "%s%s %s %s", first ? " (" : ", ",
 					gpufuncs__api_name(i), gpufuncs__kind_name(k),
 					B(a, f->live_bytes[i][k]));
@@ -156,7 +151,7 @@ static void print_gpu_timeline(FILE *out, const struct model *m, const struct mo
 	fprintf(out, "\n  GPU API live bytes over time\n    %9s", "time");
 	for (a = 0; a < GMT_API_NR; a++)
 		for (k = 0; k < GMT_GK_NR; k++)
-			if (g->st[a][k].allocs && gpu_kind_holds_memory(k)) {
+			if (g->st[a][k].allocs && model_gpu__holds_memory(k)) {
 				snprintf(col, sizeof(col), "%s %s", gpufuncs__api_name(a),
 					 gpufuncs__kind_name(k));
 				fprintf(out, " %16s", col);
@@ -168,7 +163,7 @@ static void print_gpu_timeline(FILE *out, const struct model *m, const struct mo
 		fprintf(out, "    %7.2f s", model__secs(m, ts));
 		for (a = 0; a < GMT_API_NR; a++)
 			for (k = 0; k < GMT_GK_NR; k++)
-				if (g->st[a][k].allocs && gpu_kind_holds_memory(k))
+				if (g->st[a][k].allocs && model_gpu__holds_memory(k))
 					fprintf(out, " %16s",
 						series__at(&g->st[a][k].series, ts, &x) ? B(v, x) :
 											  "-");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "fmt.h"
 #include "report.h"
+#include "findings.h"
 #include "report_data.h"
 
 static struct json_object *session_json(const struct model *m)
@@ -272,10 +273,40 @@ static struct json_object *events_json(const struct model *m)
 	return o;
 }
 
+static struct json_object *host_memory_json(const struct model *m)
+{
+	struct json_object *o;
+
+	if (!m->meminfo_seen)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "total_bytes", u64(m->mem_total));
+	add(o, "available_bytes", u64(m->mem_available));
+	return o;
+}
+
+static struct json_object *nvml_json(const struct model *m)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < m->nr_nvml; i++) {
+		struct json_object *o = json_object_new_object();
+
+		add(o, "index", u64(m->nvml[i].index));
+		add(o, "name", str(m->nvml[i].name));
+		add(o, "total_bytes", u64(m->nvml[i].total));
+		add(o, "free_bytes", u64(m->nvml[i].free));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 int report__json(FILE *out, const struct model *m, const struct report_opts *opts)
 {
 	struct json_object *root = json_object_new_object(), *a, *notes;
 	struct model_proc **procs = procs_in_order(m);
+	struct findings *fs;
 	unsigned int i;
 	size_t j;
 
@@ -283,6 +314,9 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 	add(root, "tool", str("gpumemtrace"));
 	add(root, "version", str(m->tool_version));
 	add(root, "session", m->have_session ? session_json(m) : NULL);
+	fs = findings__build(m);
+	add(root, "findings", findings_json(m, fs));
+	findings__free(fs);
 	notes = json_object_new_array();
 	for (i = 0; opts && i < opts->nr_notes; i++)
 		json_object_array_add(notes, str(opts->notes[i]));
@@ -294,6 +328,8 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 		json_object_array_add(a, proc_json(m, procs[j], opts));
 	add(root, "processes", a);
 	add(root, "kernel_buffers", bos_json(m));
+	add(root, "host_memory", host_memory_json(m));
+	add(root, "nvml", nvml_json(m));
 	add(root, "lost_events", lost_json(m));
 	add(root, "events", events_json(m));
 	fprintf(out, "%s\n",

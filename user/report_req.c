@@ -39,7 +39,7 @@ static void deltas(const struct model *m, const struct model_proc *p, __u64 from
 		d->has_gpu = true;
 		for (unsigned int a = 0; a < GMT_API_NR; a++)
 			for (unsigned int k = 0; k < GMT_GK_NR; k++)
-				if (gpu_kind_holds_memory(k))
+				if (model_gpu__holds_memory(k))
 					d->gpu += at(&p->gpu->st[a][k].series, to) -
 						  at(&p->gpu->st[a][k].series, from);
 	}
@@ -64,7 +64,8 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 
 	if (!p->nr_reqs && !p->tls_conns)
 		return;
-	fprintf(out, "\n  HTTP requests: %zu", p->nr_reqs);
+	fprintf(out, "\nHTTP requests of pid %u (%s): %zu", p->pid, p->comm[0] ? p->comm : "?",
+		p->nr_reqs);
 	if (p->tls_conns)
 		fprintf(out, " (and %llu TLS connections, whose requests cannot be read)",
 			(unsigned long long)p->tls_conns);
@@ -129,6 +130,7 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "gpu_api_delta_bytes", dl.has_gpu ? i64(dl.gpu) : NULL);
 		add(o, "bo_vram_delta_bytes", dl.has_bo ? i64(dl.vram) : NULL);
 		add(o, "bo_gtt_delta_bytes", dl.has_bo ? i64(dl.gtt) : NULL);
+		add(o, "memory", request_memory_json(m, p, r));
 		add(o, "decodes", u64(r->decodes));
 		add(o, "prompt_tokens", u64(r->prompt_tokens));
 		add(o, "generated_tokens", u64(model_req__generated(r)));

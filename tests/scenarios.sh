@@ -1,0 +1,196 @@
+# The verdicts on the SCENARIOS.md field reports and on controls, from trace
+# files tools/scenario.c writes. Each runs over several seeds, so sizes,
+# counts, rates and noise differ from run to run: what passes is the
+# judgment, not numbers it was tuned to. Needs no root.
+SCEN=$ROOT/.output/gmt-scenario
+SEEDS="1 2 3 4 5 6"
+
+# the jq helpers every check may use; $e is what the generator put in
+JQ_DEFS='
+def f(k; c): [.findings[] | select(.kind == k and .category == c)];
+def kinds: [.findings[] | .kind];
+def near(a; b; tol): ((a - b) | fabs) <= tol * (b | fabs);
+'
+
+# scenario NAME SEED: writes $T/NAME.gmt, its expectations, and the report
+scenario() {
+	"$SCEN" "$1" "$T/$1.gmt" "$2" -e >"$T/e.json" || return 1
+	"$GMT" replay --json "$T/$1.gmt" >"$T/r.json" || return 1
+}
+
+# check 'JQ BOOLEAN' [what]
+check() {
+	if ! jq -e --slurpfile e "$T/e.json" "$JQ_DEFS $1" "$T/r.json" >/dev/null; then
+		echo "# seed $seed: expected $1${2:+ ($2)}"
+		echo "# generated: $(cat "$T/e.json")"
+		jq -c '[.findings[] | select(.kind != "steady") | {kind, category, message}]' \
+			"$T/r.json" | cut -c1-1500 | sed 's/^/# /'
+		return 1
+	fi
+}
+
+# no leak, cache or unexplained growth anywhere
+no_growth() {
+	check '[.findings[] | select(.kind == "leak" or .kind == "bounded_cache" or
+		.kind == "unexplained_device_growth")] | length == 0' "$1"
+}
+
+# 1: host heap growth of a cache that would level off above free RAM
+test_scenario_host_cache_leak_with_oom_projection() {
+	for seed in $SEEDS; do
+		scenario host-cache "$seed" || return 1
+		check 'f("leak"; "host_anon") | length == 1' "one host heap leak" || return 1
+		check 'f("leak"; "host_anon")[0] | near(.bytes_per_request; $e[0].step_bytes; 0.05)' \
+			"its size per request" || return 1
+		check 'f("leak"; "host_anon")[0] |
+			near(.requests_to_exhaustion; $e[0].available_bytes / $e[0].step_bytes; 0.1)' \
+			"requests until the free RAM is gone" || return 1
+		check 'f("leak"; "host_anon")[0].message | test("OOM-killed")' || return 1
+		check 'f("leak"; "host_anon")[0].stacks[0].label | test("server_prompt_cache::save")' \
+			"the stack holding it" || return 1
+		check 'f("leak"; "host_anon")[0].evidence | any(test("not GPU memory"))' || return 1
+		check '[.findings[] | select(.category | startswith("vulkan"))] |
+			all(.kind == "steady")' "Vulkan memory is flat" || return 1
+	done
+}
+
+# 2: a fixed step per request, whatever the prompt, up to the cache's limit
+test_scenario_fixed_step_bounded_cache() {
+	for seed in $SEEDS; do
+		scenario fixed-step-cache "$seed" || return 1
+		check 'f("bounded_cache"; "host_anon") | length == 1' || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | near(.ceiling_bytes; $e[0].anon_bytes; 0.02)' \
+			"the ceiling" || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | near(.bytes_per_request; $e[0].step_bytes; 0.02)' \
+			"the step" || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | .step_vs_tokens == "independent" and .step_cv < 0.1' \
+			"a fixed step, independent of tokens" || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | (.since_request - $e[0].limit_entries | fabs) <= 1' \
+			"where it levels off" || return 1
+		check 'f("bounded_cache"; "host_anon")[0].message | test("fixed .*independent of its prompt length")' \
+			|| return 1
+		check 'kinds | index("leak") == null' || return 1
+	done
+}
+
+# 2, without the limit: the same fixed step never stops
+test_scenario_fixed_step_leak() {
+	for seed in $SEEDS; do
+		scenario fixed-step-leak "$seed" || return 1
+		check 'f("leak"; "host_anon") | length == 1' || return 1
+		check 'f("leak"; "host_anon")[0] | near(.bytes_per_request; $e[0].step_bytes; 0.02)' || return 1
+		check 'f("leak"; "host_anon")[0] | .step_vs_tokens == "independent" and .step_cv < 0.1' \
+			|| return 1
+		check 'kinds | index("bounded_cache") == null' || return 1
+	done
+}
+
+# 3: evicted to GTT by another process, never back, decode rate falls
+test_scenario_eviction_slowdown() {
+	for seed in $SEEDS; do
+		scenario eviction "$seed" || return 1
+		check 'f("eviction_slowdown"; "bo_vram") | length == 1' || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0] | .evictor_pid == 4242 and .evictor_comm == "llava"' \
+			"the evictor" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0] | .evicted_bytes == $e[0].evicted_bytes and
+			.returned_bytes == 0' "what left VRAM and did not come back" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0] | near(.rate_before; $e[0].rate_before; 0.1) and
+			near(.rate_after; $e[0].rate_after; 0.1)' "decode rates before and after" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0] | .requests_before == $e[0].requests_before and
+			.requests_after == $e[0].requests_after' "requests on each side" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0].message | test("none moved back.*PID 4242 freed")' \
+			|| return 1
+		no_growth "an eviction is no leak" || return 1
+		check 'kinds | index("step") == null' "the VRAM drop is part of the eviction" || return 1
+	done
+}
+
+# 4: device memory grows with graphs, the allocation calls do not
+test_scenario_unexplained_device_growth() {
+	for seed in $SEEDS; do
+		scenario graph-growth "$seed" || return 1
+		check 'f("unexplained_device_growth"; "nvml_device") | length == 1' || return 1
+		check 'f("unexplained_device_growth"; "nvml_device")[0] |
+			near(.bytes_per_request; $e[0].step_bytes; 0.05)' "the rate" || return 1
+		check 'f("unexplained_device_growth"; "nvml_device")[0] |
+			near(.graph_execs_per_point; 1; 0.05) and .graph_execs_live == $e[0].graphs' \
+			"live graph executables" || return 1
+		check 'f("unexplained_device_growth"; "nvml_device")[0].message |
+			test("GGML_CUDA_DISABLE_GRAPHS=1")' || return 1
+		check 'f("alloc_failure"; "cuda_graphs")[0] | .call == "cuGraphInstantiateWithFlags" and
+			.result == "CUDA_ERROR_OUT_OF_MEMORY"' "the failing call" || return 1
+		check '[.findings[] | select(.kind == "leak")] | length == 0' || return 1
+	done
+}
+
+# 5: start-up fails; the KV cache is what to shrink
+test_scenario_startup_alloc_failure() {
+	for seed in $SEEDS; do
+		scenario startup-oom "$seed" || return 1
+		check 'f("alloc_failure"; "vulkan_device") | length == 1' || return 1
+		check 'f("alloc_failure"; "vulkan_device")[0] | .size_bytes == $e[0].failed_bytes and
+			.result == "VK_ERROR_OUT_OF_DEVICE_MEMORY" and .heap == 0' "call, size, heap" ||
+			return 1
+		check 'f("alloc_failure"; "vulkan_device")[0] | .live_bytes == $e[0].live_bytes' || return 1
+		check 'f("alloc_failure"; "vulkan_device")[0].stacks[0] |
+			(.label | test("llama_kv_cache")) and .bytes == $e[0].kv_bytes and .count == 4' \
+			"the KV cache, biggest first" || return 1
+		check 'f("alloc_failure"; "vulkan_device")[0].message | test("shrink the biggest holder, llama_kv_cache")' \
+			|| return 1
+	done
+	# the text report opens with the verdicts
+	"$GMT" replay "$T/startup-oom.gmt" >"$T/r.txt" || return 1
+	expect '[ "$(grep -n -m1 "^Verdicts" "$T/r.txt" | cut -d: -f1)" -lt "$(grep -n -m1 "^Traced" "$T/r.txt" | cut -d: -f1)" ]' \
+		"verdicts before the evidence" || return 1
+	expect 'grep -q "ALLOCATION FAILURE: Vulkan device" "$T/r.txt"' || return 1
+}
+
+# controls: none of these is a leak
+test_scenario_control_steady() {
+	for seed in $SEEDS; do
+		scenario steady "$seed" || return 1
+		no_growth "a steady server" || return 1
+		check 'f("steady"; "host_anon") | length == 1' || return 1
+	done
+}
+
+test_scenario_control_warmup() {
+	for seed in $SEEDS; do
+		scenario warmup "$seed" || return 1
+		check '[.findings[] | select(.kind == "leak" or .kind == "unexplained_device_growth")] |
+			length == 0' "warm-up that settles" || return 1
+		check '[.findings[] | select(.category == "vulkan_device")][0].kind |
+			IN("step", "steady", "bounded_cache")' || return 1
+	done
+}
+
+test_scenario_control_noisy_flat() {
+	for seed in $SEEDS; do
+		scenario noisy "$seed" || return 1
+		no_growth "noisy but flat" || return 1
+	done
+}
+
+test_scenario_control_cache_fills() {
+	for seed in $SEEDS; do
+		scenario cache-fills "$seed" || return 1
+		check 'f("bounded_cache"; "host_anon") | length == 1' "a cache that fills and stays" ||
+			return 1
+		check 'f("bounded_cache"; "host_anon")[0].step_vs_tokens == "grows_with_tokens"' \
+			"its entries follow the prompt" || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | .ceiling_bytes < $e[0].base_bytes + $e[0].limit_bytes * 1.02 and
+			.ceiling_bytes > $e[0].base_bytes + $e[0].limit_bytes * 0.5' "its ceiling" || return 1
+	done
+}
+
+# the generator's files are real recordings: replays agree with themselves
+test_scenario_files_replay_identically() {
+	local s
+	for s in $("$SCEN" --list); do
+		"$SCEN" "$s" "$T/$s.gmt" 7 || return 1
+		expect '[ "$(stat -c %a "$T/$s.gmt")" = 600 ]' "$s is 0600" || return 1
+		"$GMT" replay --json "$T/$s.gmt" >"$T/a.json" || return 1
+		"$GMT" replay --json "$T/$s.gmt" >"$T/b.json" || return 1
+		expect 'cmp -s "$T/a.json" "$T/b.json"' "$s replays the same" || return 1
+	done
+}

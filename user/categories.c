@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdio.h>
+#include <string.h>
+#include "categories.h"
+#include "gpufuncs.h"
+
+static struct category *next(struct category *out, size_t *n, size_t max, const char *name,
+			     const char *text, enum cat_class cls, const struct series *s)
+{
+	struct category *c;
+
+	if (*n >= max || !s || !s->n)
+		return NULL;
+	c = &out[(*n)++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->text, sizeof(c->text), "%s", text);
+	c->cls = cls;
+	c->s = s;
+	return c;
+}
+
+static const char *api_key(unsigned int api)
+{
+	static const char *const keys[GMT_API_NR] = { "gpu", "vulkan", "cuda", "hip" };
+
+	return api < GMT_API_NR ? keys[api] : "gpu";
+}
+
+static const char *kind_key(unsigned int kind)
+{
+	static const char *const keys[GMT_GK_NR] = { "device",	   "host", "managed", "vmm",
+						     "vmm_mapped", "va",   "graphs",  "memory" };
+
+	return kind < GMT_GK_NR ? keys[kind] : "memory";
+}
+
+static void api_categories(const struct model_proc *p, struct category *out, size_t *n, size_t max)
+{
+	char name[32], text[48];
+	unsigned int a, k;
+
+	for (a = 1; p->gpu && a < GMT_API_NR; a++)
+		for (k = 0; k < GMT_GK_NR; k++) {
+			const struct model_gpu_stat *st = &p->gpu->st[a][k];
+			bool graphs = k == GMT_GK_GRAPH_EXEC;
+			struct category *c;
+
+			if (!st->allocs || (!graphs && !model_gpu__holds_memory(k)))
+				continue;
+			snprintf(name, sizeof(name), "%s_%s", api_key(a), kind_key(k));
+			snprintf(text, sizeof(text), graphs ? "%s live graph executables" : "%s %s",
+				 gpufuncs__api_name(a), gpufuncs__kind_name(k));
+			c = next(out, n, max, name, text, graphs ? CAT_COUNT : CAT_API,
+				 graphs ? &st->counts : &st->series);
+			if (!c)
+				continue;
+			c->api = a;
+			c->kind = k;
+			c->zero_before = true;
+			c->device =
+				k == GMT_GK_DEVICE || k == GMT_GK_MANAGED || k == GMT_GK_VMM_PHYS;
+		}
+}
+
+size_t categories__list(const struct model *m, const struct model_proc *p, struct category *out,
+			size_t max)
+{
+	struct category *c;
+	size_t n = 0, i;
+
+	next(out, &n, max, "host_anon", "host heap (anonymous RSS)", CAT_HOST,
+	     &p->rss[GMT_RSS_ANON]);
+	next(out, &n, max, "host_file", "host file-backed RSS", CAT_HOST, &p->rss[GMT_RSS_FILE]);
+	next(out, &n, max, "host_shmem", "host shared memory RSS", CAT_HOST,
+	     &p->rss[GMT_RSS_SHMEM]);
+	api_categories(p, out, &n, max);
+	for (i = 0; i < m->nr_bo_owners; i++) {
+		if (m->bo_owners[i].pid != p->pid)
+			continue;
+		if ((c = next(out, &n, max, "bo_vram", "kernel buffers in VRAM", CAT_KERNEL,
+			      &m->bo_owners[i].vram))) {
+			c->device = true;
+			c->zero_before = true;
+		}
+		if ((c = next(out, &n, max, "bo_gtt", "kernel buffers in GTT", CAT_KERNEL,
+			      &m->bo_owners[i].gtt)))
+			c->zero_before = true;
+	}
+	if (p->drm) {
+		if ((c = next(out, &n, max, "drm_vram", "VRAM by DRM fdinfo", CAT_DRIVER,
+			      &p->drm->vram)))
+			c->device = true;
+		next(out, &n, max, "drm_gtt", "GTT by DRM fdinfo", CAT_DRIVER, &p->drm->gtt);
+	}
+	if ((c = next(out, &n, max, "nvml_device", "device memory by NVML", CAT_DRIVER,
+		      &p->nvml_used)))
+		c->device = true;
+	return n;
+}
+
+bool category__level(const struct category *c, __u64 ts, double *v)
+{
+	__s64 x;
+
+	if (series__at(c->s, ts, &x)) {
+		*v = x;
+		return true;
+	}
+	*v = 0;
+	return c->zero_before;
+}
+
+/* the biggest Vulkan heap that is (or is not) device-local */
+static bool vk_heap(const struct model *m, bool local, double *size)
+{
+	const struct gmt_gpu_device *d = model__vk_device(m);
+	__u32 i;
+
+	*size = 0;
+	for (i = 0; d && i < d->nr_heaps; i++)
+		if (!!(d->heaps[i].flags & 1) == local && d->heaps[i].size > *size)
+			*size = d->heaps[i].size;
+	return *size > 0;
+}
+
+bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
+		     double level, double *limit, const char **what)
+{
+	double free_dev = 0;
+	size_t i;
+
+	switch (c->cls) {
+	case CAT_HOST:
+		if (!m->meminfo_seen)
+			return false;
+		*limit = level + m->mem_available;
+		*what = "the host's available RAM";
+		return true;
+	case CAT_API:
+		if (c->api == GMT_API_VK) {
+			*what = c->kind == GMT_GK_HOST ? "the host-memory heap" :
+							 "the device-local heap";
+			return vk_heap(m, c->kind != GMT_GK_HOST, limit);
+		}
+		/* CUDA and HIP memory ends where the device's does */
+		__attribute__((fallthrough));
+	case CAT_DRIVER:
+		if (!strcmp(c->name, "drm_vram") || !strcmp(c->name, "drm_gtt") ||
+		    (c->cls == CAT_API && c->kind == GMT_GK_HOST))
+			return false;
+		for (i = 0; i < m->nr_nvml; i++)
+			free_dev += m->nvml[i].free;
+		if (m->nr_nvml) {
+			*limit = level + free_dev;
+			*what = "the GPU's free memory (NVML)";
+			return true;
+		}
+		if (p->gpu && p->gpu->info_seen) {
+			*limit = level + p->gpu->info_free;
+			*what = "the GPU's free memory (cuMemGetInfo)";
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}

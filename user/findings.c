@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the shape of each category's level over requests, and its message */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "findings.h"
+#include "fmt.h"
+
+#define MIN_POINTS 4   /* fewer say nothing about a shape */
+#define TIME_POINTS 64 /* samples over time when requests are too few */
+#define Z95 1.96
+
+#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
+#define D(buf, v) fmt_delta(buf, sizeof(buf), v)
+
+/* one category's levels, and what they make */
+struct judged {
+	struct category c;
+	double *y;
+	const struct model_request **req; /* per point, when over requests */
+	__u64 *ts;
+	size_t n;
+	bool per_request;
+	bool base; /* point 0 is the level before the first request */
+	double dt; /* seconds between points over time */
+	struct shape_result r;
+};
+
+const char *findings__kind_name(enum finding_kind k)
+{
+	static const char *const names[F_NR] = { "alloc_failure",
+						 "leak",
+						 "unexplained_device_growth",
+						 "eviction_slowdown",
+						 "bounded_cache",
+						 "step",
+						 "steady" };
+
+	return k < F_NR ? names[k] : "?";
+}
+
+struct finding *findings__add(struct findings *fs, enum finding_kind kind, __u32 pid)
+{
+	struct finding *f;
+
+	if (model__grow((void **)&fs->v, &fs->cap, fs->n, sizeof(*fs->v)))
+		return NULL;
+	f = &fs->v[fs->n++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->pid = pid;
+	f->seq = fs->n;
+	f->bytes_per_request = f->bytes_per_second = f->ceiling = NAN;
+	f->requests_to_exhaustion = f->seconds_to_exhaustion = f->limit = NAN;
+	f->first = f->last = f->since_s = NAN;
+	return f;
+}
+
+void finding__num(struct finding *f, const char *key, double v)
+{
+	if (f->nr_nums < FINDING_NUMS)
+		f->nums[f->nr_nums++] = (typeof(f->nums[0])){ key, v };
+}
+
+void finding__str(struct finding *f, const char *key, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && f->strs_key[i]; i++)
+		;
+	if (i == 2)
+		return;
+	f->strs_key[i] = key;
+	snprintf(f->strs[i], sizeof(f->strs[i]), "%s", v);
+}
+
+void finding__evidence(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->nr_evidence >= FINDING_EVIDENCE)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->evidence[f->nr_evidence++], sizeof(f->evidence[0]), fmt, ap);
+	va_end(ap);
+}
+
+static const char *frame_name(const struct model_frame *fr, char *buf, size_t size)
+{
+	if (fr->sym && fr->sym[0])
+		return fr->sym;
+	snprintf(buf, size, "%s+0x%llx", fr->module && fr->module[0] ? fr->module : "?",
+		 (unsigned long long)fr->sym_off);
+	return buf;
+}
+
+void findings__label_stacks(const struct model *m, struct finding_stack *s, size_t n)
+{
+	const struct model_stack *st[FINDING_STACKS] = { 0 };
+	char a[96], b[96];
+	size_t i, j, k = 0, nr = 0;
+
+	for (i = 0; i < n && i < FINDING_STACKS; i++) {
+		if (!s[i].stack_id || !(st[i] = model__stack(m, s[i].stack_id)) ||
+		    !st[i]->nr_frames) {
+			st[i] = NULL;
+			continue;
+		}
+		/* distinct stacks: one stack in two size classes is still one */
+		for (j = 0; j < i && s[j].stack_id != s[i].stack_id; j++)
+			;
+		nr += j == i;
+	}
+	/* frames every stack shares from the top (the allocator's own layers)
+	 * say nothing about who holds the memory */
+	for (; nr > 1; k++) {
+		const struct model_stack *first = NULL;
+		bool same = true;
+
+		for (i = 0; i < n && i < FINDING_STACKS && same; i++) {
+			if (!st[i])
+				continue;
+			if (k + 1 >= st[i]->nr_frames) {
+				same = false;
+				break;
+			}
+			if (!first) {
+				first = st[i];
+				continue;
+			}
+			same = !strcmp(frame_name(&first->frames[k], a, sizeof(a)),
+				       frame_name(&st[i]->frames[k], b, sizeof(b)));
+		}
+		if (!same)
+			break;
+	}
+	for (i = 0; i < n && i < FINDING_STACKS; i++) {
+		if (s[i].label[0])
+			continue;
+		if (!st[i]) {
+			snprintf(s[i].label, sizeof(s[i].label), "%s",
+				 s[i].stack_id ? "(no user stack)" : "(no stack)");
+			continue;
+		}
+		/* that frame and its two callers */
+		size_t at = k < st[i]->nr_frames ? k : st[i]->nr_frames - 1, len = 0, d;
+
+		for (d = at; d < at + 3 && d < st[i]->nr_frames && len < sizeof(s[i].label); d++)
+			len += snprintf(s[i].label + len, sizeof(s[i].label) - len, "%s%s",
+					d > at ? " < " : "",
+					frame_name(&st[i]->frames[d], a, sizeof(a)));
+	}
+}
+
+static __u64 end_of(const struct model *m, const struct model_request *r)
+{
+	return r->done ? r->end_ts : m->last_ts;
+}
+
+static bool push(struct judged *j, double v, __u64 ts, const struct model_request *r)
+{
+	j->y = realloc(j->y, (j->n + 1) * sizeof(*j->y));
+	j->ts = realloc(j->ts, (j->n + 1) * sizeof(*j->ts));
+	j->req = realloc(j->req, (j->n + 1) * sizeof(*j->req));
+	if (!j->y || !j->ts || !j->req)
+		return false;
+	j->y[j->n] = v;
+	j->ts[j->n] = ts;
+	j->req[j->n++] = r;
+	return true;
+}
+
+static void judged_free(struct judged *j)
+{
+	free(j->y);
+	free(j->ts);
+	free(j->req);
+	j->y = NULL;
+	j->ts = NULL;
+	j->req = NULL;
+	j->n = 0;
+}
+
+/* one point per request (its level when it ended); over time when fewer
+ * than MIN_POINTS requests */
+static void levels(const struct model *m, const struct model_proc *p, struct judged *j)
+{
+	__u64 from, to, ts;
+	double v;
+	size_t i, n;
+
+	/* the level before the first request, then after each */
+	if (p->nr_reqs && category__level(&j->c, p->reqs[0].start_ts, &v))
+		j->base = push(j, v, p->reqs[0].start_ts, &p->reqs[0]);
+	for (i = 0; i < p->nr_reqs; i++)
+		if (category__level(&j->c, end_of(m, &p->reqs[i]), &v))
+			push(j, v, end_of(m, &p->reqs[i]), &p->reqs[i]);
+	j->per_request = j->n >= MIN_POINTS;
+	if (j->per_request)
+		return;
+	judged_free(j);
+	j->base = false;
+	from = j->c.zero_before ? p->first_ts : j->c.s->p[0].ts;
+	to = p->exited ? p->exit_ts : m->last_ts;
+	if (to <= from)
+		return;
+	/* as many points as samples were taken, so a short run says nothing */
+	n = m->interval_ms ? (to - from) / (m->interval_ms * 1000000ull) + 1 : TIME_POINTS;
+	if (n < MIN_POINTS)
+		return;
+	n = n > TIME_POINTS ? TIME_POINTS : n;
+	j->dt = (to - from) / 1e9 / (n - 1);
+	for (i = 0; i < n; i++) {
+		ts = from + (to - from) * i / (n - 1);
+		if (category__level(&j->c, ts, &v))
+			push(j, v, ts, NULL);
+	}
+}
+
+/* the request whose end is point i (1-based); 0 for the level before any */
+static size_t req_no(const struct judged *j, size_t i)
+{
+	return j->base ? i : i + 1;
+}
+
+/* growth per point over [0, upto] */
+static double rise_rate(const struct judged *j, size_t upto)
+{
+	double lo, hi;
+
+	return analyze__theil_sen(j->y, upto + 1, &lo, &hi);
+}
+
+/* is the per-request step constant, and does it follow the prompt length?
+ * A sentence for the message goes to `say` */
+static void step_evidence(const struct judged *j, size_t upto, struct finding *f, char *say,
+			  size_t size)
+{
+	double d[4096], t[4096], mean = 0, sq = 0, cv, tau, z, tmin = INFINITY, tmax = 0;
+	size_t i, n = 0;
+	bool vary = false;
+	char a[32];
+
+	say[0] = 0;
+	/* where the plateau begins is a split between two equal fits: a last
+	 * step within the noise is the plateau's */
+	if (upto > 1 && fabs(j->y[upto] - j->y[upto - 1]) < 4 * j->r.noise)
+		upto--;
+	for (i = 1; i <= upto && n < 4096; i++, n++) {
+		d[n] = j->y[i] - j->y[i - 1];
+		t[n] = j->req[i]->prompt_tokens;
+		mean += d[n];
+		sq += d[n] * d[n];
+		vary |= t[n] != t[0];
+		tmin = fmin(tmin, t[n]);
+		tmax = fmax(tmax, t[n]);
+	}
+	if (n < 3 || mean <= 0)
+		return;
+	mean /= n;
+	cv = sqrt(fmax(sq / n - mean * mean, 0)) / mean;
+	finding__num(f, "step_cv", cv);
+	finding__evidence(f, "the step per request is %s: spread %.0f%% of its mean",
+			  cv < 0.1 ? "constant" : "variable", cv * 100);
+	if (!vary)
+		return;
+	tau = analyze__kendall(t, d, n, &z);
+	finding__num(f, "step_token_tau", tau);
+	/* a step constant to a tenth has no room to follow the prompt, whatever
+	 * order its small scatter happens to have */
+	if (cv < 0.1)
+		z = 0;
+	finding__str(f, "step_vs_tokens",
+		     fabs(z) < Z95 ? "independent" :
+		     tau > 0	   ? "grows_with_tokens" :
+				     "shrinks");
+	if (fabs(z) >= Z95) {
+		finding__evidence(f, "the step follows the prompt length (Kendall tau %.2f)", tau);
+		if (tau > 0)
+			snprintf(say, size,
+				 " Each request adds memory in proportion to its prompt.");
+		return;
+	}
+	finding__evidence(f,
+			  "the step does not follow the prompt length (Kendall tau %.2f over %zu "
+			  "requests)",
+			  tau, n);
+	if (cv < 0.1)
+		snprintf(say, size,
+			 " Each request adds a fixed %s, independent of its prompt length "
+			 "(%.0f..%.0f tokens): fixed-size entries.",
+			 fmt_bytes(a, sizeof(a), mean), tmin, tmax);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct finding_stack *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static void hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
+{
+	size_t i;
+
+	for (i = 0; i < *n && v[i].stack_id != id; i++)
+		;
+	if (i == *n) {
+		if (*n == max)
+			return;
+		v[(*n)++] = (struct finding_stack){ .stack_id = id, .min_size = bytes };
+	}
+	v[i].bytes += bytes;
+	v[i].count++;
+	if (bytes < v[i].min_size)
+		v[i].min_size = bytes;
+	if (bytes > v[i].max_size)
+		v[i].max_size = bytes;
+}
+
+/* who holds what grew since `from`: live mappings or allocations made
+ * since then, by stack */
+static void attribute(const struct model *m, const struct model_proc *p, const struct judged *j,
+		      __u64 from, struct finding *f)
+{
+	struct finding_stack v[256];
+	size_t n = 0, i;
+	__u64 total = 0;
+	char a[32], b[32];
+
+	if (!strcmp(j->c.name, "host_anon")) {
+		for (i = 0; i < p->nr_maps; i++) {
+			const struct model_mapping *mp = &p->maps[i];
+
+			if (mp->ts >= from && mp->live && mp->fd_class == GMT_FD_ANON)
+				hold(v, &n, 255, mp->stack_id, mp->live);
+		}
+		if (p->brk_seen && p->brk_last > p->brk_first) {
+			v[n] = (struct finding_stack){ .bytes = p->brk_last - p->brk_first,
+						       .count = 1 };
+			snprintf(v[n++].label, sizeof(v[0].label), "brk heap (main arena)");
+		}
+	} else if (j->c.cls == CAT_API && p->gpu) {
+		for (i = 0; i < p->gpu->live_cap; i++) {
+			const struct model_gpu_live *l = &p->gpu->live[i];
+
+			if (l->used == 1 && l->ts >= from && l->api == j->c.api &&
+			    l->kind == j->c.kind)
+				hold(v, &n, 256, l->stack_id, l->size);
+		}
+	}
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), by_bytes);
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	f->nr_stacks = n < FINDING_STACKS ? n : FINDING_STACKS;
+	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
+	findings__label_stacks(m, f->stacks, f->nr_stacks);
+	finding__evidence(f, "%s made since %.2f s is still held, %s of it by %s", B(a, total),
+			  model__secs(m, from), B(b, f->stacks[0].bytes), f->stacks[0].label);
+}
+
+static const char *unit(const struct judged *j)
+{
+	return j->per_request ? "request" : "s";
+}
+
+static double per_unit(const struct judged *j, double per_point)
+{
+	return j->per_request ? per_point : per_point / j->dt;
+}
+
+static bool growing(const struct judged *j)
+{
+	return j->r.shape == SHAPE_LEAK || j->r.shape == SHAPE_BOUNDED ||
+	       (j->r.shape == SHAPE_STEP && j->r.step_size > 0);
+}
+
+static bool is_llama(const struct model_proc *p)
+{
+	return p->decodes || p->encodes;
+}
+
+/* the other side of host growth: did GPU memory move with it? */
+static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
+{
+	char names[200] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		if (all[i].c.cls != CAT_API || !all[i].n)
+			continue;
+		if (growing(&all[i]))
+			return;
+		len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+				all[i].c.text);
+		if (len >= sizeof(names))
+			break;
+	}
+	if (names[0])
+		finding__evidence(f,
+				  "GPU API memory stayed flat (%s): this is host memory, not GPU "
+				  "memory",
+				  names);
+}
+
+static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
+			 const char *say, struct finding *f)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	const char *what = NULL;
+	size_t len;
+
+	len = snprintf(f->message, sizeof(f->message),
+		       "%s grows by %s per %s (95%% interval %s to %s) with no sign of a ceiling: "
+		       "%s at the first %s, %s at the last (%zu %ss).%s",
+		       j->c.text, B(a, per_unit(j, j->r.slope)), unit(j),
+		       B(b, per_unit(j, j->r.slope_lo)), B(c, per_unit(j, j->r.slope_hi)),
+		       B(d, j->y[0]),
+		       !j->per_request ? "sample" :
+		       j->base	       ? "request's start" :
+					 "request's end",
+		       B(e, j->y[j->n - 1]), j->n, j->per_request ? "request" : "sample", say);
+	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
+		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
+
+		if (pts >= 0) {
+			if (j->per_request)
+				f->requests_to_exhaustion = ceil(pts);
+			f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
+			finding__str(f, "limited_by", what);
+			len += snprintf(
+				f->message + len, sizeof(f->message) - len,
+				" At this rate %s (%s) runs out after about %.0f more %ss%s.", what,
+				B(a, f->limit), j->per_request ? ceil(pts) : pts * j->dt, unit(j),
+				j->c.cls == CAT_HOST ? ": unless it levels off first, the "
+						       "process will be OOM-killed then" :
+						       "");
+		}
+	}
+	if (len >= sizeof(f->message))
+		return;
+	if (j->c.cls == CAT_HOST)
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " What to try: the stacks below allocate it%s.",
+			 is_llama(p) ? "; llama-server keeps its prompt cache in host memory "
+				       "(--cache-ram N bounds it, 0 turns it off)" :
+				       "");
+	else if (j->c.cls == CAT_API)
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " What to try: memory allocated while serving and never freed; the stacks "
+			 "below made it.");
+}
+
+static void bounded_message(const struct model_proc *p, const struct judged *j, double rate,
+			    const char *say, struct finding *f)
+{
+	char a[32], b[32];
+
+	snprintf(f->message, sizeof(f->message),
+		 "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the last "
+		 "%zu: a bounded cache with a ceiling of %s, not a leak.%s%s",
+		 j->c.text, B(a, rate), unit(j), req_no(j, j->r.change_at) - 1,
+		 j->per_request ? "request" : "sample", B(b, j->r.ceiling), j->n - j->r.change_at,
+		 B(b, j->r.ceiling), say,
+		 is_llama(p) && j->c.cls == CAT_HOST ?
+			 " If the ceiling is too much for this machine, lower llama-server's "
+			 "--cache-ram." :
+			 "");
+}
+
+/* a one-off move between VRAM and GTT that an eviction explains is part
+ * of the eviction's finding */
+static bool eviction_says(const struct model *m, const struct model_proc *p, const struct judged *j,
+			  struct findings *fs)
+{
+	char a[32];
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		if (fs->v[i].pid == p->pid && fs->v[i].kind == F_EVICTION) {
+			finding__evidence(
+				&fs->v[i], "%s changed once by %s, in request %zu (%.2f s)",
+				j->c.text, fmt_delta(a, sizeof(a), j->r.step_size),
+				req_no(j, j->r.change_at), model__secs(m, j->ts[j->r.change_at]));
+			return true;
+		}
+	return false;
+}
+
+static void judge(const struct model *m, const struct model_proc *p, const struct judged *all,
+		  size_t nall, const struct judged *j, struct findings *fs)
+{
+	static const enum finding_kind kinds[] = { [SHAPE_STEADY] = F_STEADY,
+						   [SHAPE_LEAK] = F_LEAK,
+						   [SHAPE_BOUNDED] = F_BOUNDED,
+						   [SHAPE_STEP] = F_STEP };
+	__u64 from;
+	struct finding *f;
+	char a[32], b[32], say[200] = "";
+
+	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
+		return;
+	from = j->per_request ? j->req[0]->start_ts : j->ts[0];
+	if (j->c.cls == CAT_KERNEL && j->r.shape == SHAPE_STEP && eviction_says(m, p, j, fs))
+		return;
+	f = findings__add(fs, kinds[j->r.shape], p->pid);
+	if (!f)
+		return;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[j->n - 1];
+	f->confidence = j->r.confidence;
+	if (j->per_request)
+		f->bytes_per_request = j->r.slope;
+	else
+		f->bytes_per_second = j->r.slope / j->dt;
+	switch (j->r.shape) {
+	case SHAPE_LEAK:
+		if (j->per_request)
+			step_evidence(j, j->n - 1, f, say, sizeof(say));
+		attribute(m, p, j, from, f);
+		if (j->c.cls == CAT_HOST)
+			host_vs_gpu(all, nall, f);
+		leak_message(m, p, j, say, f);
+		break;
+	case SHAPE_BOUNDED:
+		f->ceiling = j->r.ceiling;
+		if (j->per_request)
+			f->bytes_per_request = rise_rate(j, j->r.change_at);
+		else
+			f->bytes_per_second = rise_rate(j, j->r.change_at) / j->dt;
+		f->since_request = j->per_request ? req_no(j, j->r.change_at) : 0;
+		f->since_s = model__secs(m, j->ts[j->r.change_at]);
+		if (j->per_request)
+			step_evidence(j, j->r.change_at, f, say, sizeof(say));
+		attribute(m, p, j, from, f);
+		if (j->c.cls == CAT_HOST)
+			host_vs_gpu(all, nall, f);
+		bounded_message(p, j, per_unit(j, rise_rate(j, j->r.change_at)), say, f);
+		break;
+	case SHAPE_STEP:
+		f->since_request = j->per_request ? req_no(j, j->r.change_at) : 0;
+		f->since_s = model__secs(m, j->ts[j->r.change_at]);
+		finding__num(f, "step_bytes", j->r.step_size);
+		attribute(m, p, j, j->ts[j->r.change_at - 1], f);
+		if (j->per_request)
+			snprintf(
+				f->message, sizeof(f->message),
+				"%s changed once by %s in request %zu (%.2f s) and was flat before "
+				"and after: a one-off step (warm-up, a first image, a bigger "
+				"prompt), not a leak.",
+				j->c.text, D(a, j->r.step_size), req_no(j, j->r.change_at),
+				f->since_s);
+		else
+			snprintf(f->message, sizeof(f->message),
+				 "%s changed once by %s at %.2f s and was flat before and after: a "
+				 "one-off step, not a leak.",
+				 j->c.text, D(a, j->r.step_size), f->since_s);
+		break;
+	default:
+		snprintf(f->message, sizeof(f->message), "%s is steady at about %s over %zu %ss.",
+			 j->c.text, B(b, j->y[j->n - 1]), j->n,
+			 j->per_request ? "request" : "sample");
+		break;
+	}
+	if (j->r.shape == SHAPE_STEP)
+		finding__evidence(f, "%s over %zu %ss: %s before, %s after, noise %s", "step", j->n,
+				  j->per_request ? "request" : "sample", B(a, j->y[0]),
+				  B(b, j->y[j->n - 1]), B(say, j->r.noise));
+	else if (j->r.shape != SHAPE_STEADY)
+		finding__evidence(f, "%s over %zu %ss: slope %s per %s, noise %s, confidence %.2f",
+				  analyze__shape_name(j->r.shape), j->n,
+				  j->per_request ? "request" : "sample",
+				  D(a, per_unit(j, j->r.slope)), unit(j), B(b, j->r.noise),
+				  j->r.confidence);
+}
+
+/* driver counters: growth the API calls explain is evidence for their
+ * finding; growth they do not is a finding of its own */
+static void judge_driver(const struct model *m, const struct model_proc *p,
+			 const struct judged *all, size_t nall, const struct judged *j,
+			 struct findings *fs)
+{
+	double api[4096], graphs[4096], lo, hi, alo, ahi, glo = 0, ghi, slope, aslope, gslope = 0,
+							  v;
+	size_t i, k, n = j->n < 4096 ? j->n : 4096;
+	bool have_graphs = false;
+	struct finding *f;
+	char a[32], b[32], c[32], d[32];
+
+	if (!growing(j) || j->r.slope_lo <= 0) {
+		judge(m, p, all, nall, j, fs);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		api[i] = graphs[i] = 0;
+		for (k = 0; k < nall; k++) {
+			if (all[k].c.cls == CAT_COUNT && category__level(&all[k].c, j->ts[i], &v)) {
+				graphs[i] += v;
+				have_graphs = true;
+			}
+			if (all[k].c.cls == CAT_API && all[k].c.device &&
+			    category__level(&all[k].c, j->ts[i], &v))
+				api[i] += v;
+		}
+	}
+	slope = analyze__theil_sen(j->y, n, &lo, &hi);
+	aslope = analyze__theil_sen(api, n, &alo, &ahi);
+	if (lo <= ahi) {
+		/* the API calls account for it: say so where they grow */
+		for (k = 0; k < fs->n; k++)
+			if (fs->v[k].pid == p->pid &&
+			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED))
+				finding__evidence(&fs->v[k], "%s agrees: %s per %s", j->c.text,
+						  D(a, per_unit(j, slope)), unit(j));
+		return;
+	}
+	f = findings__add(fs, F_UNEXPLAINED, p->pid);
+	if (!f)
+		return;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[n - 1];
+	if (j->per_request)
+		f->bytes_per_request = slope - aslope;
+	else
+		f->bytes_per_second = (slope - aslope) / j->dt;
+	/* how far apart the two intervals are, as a probability-like figure */
+	f->confidence = fmin(1, fmax(0, (lo - ahi) / (hi - alo > 0 ? hi - alo : 1) + 0.5));
+	finding__num(f, "driver_bytes_per_point", slope);
+	finding__num(f, "api_bytes_per_point", aslope);
+	finding__evidence(f, "%s: %s per %s (interval %s to %s)", j->c.text,
+			  D(a, per_unit(j, slope)), unit(j), D(b, per_unit(j, lo)),
+			  D(c, per_unit(j, hi)));
+	finding__evidence(f, "GPU API device allocations: %s per %s (interval %s to %s)",
+			  D(a, per_unit(j, aslope)), unit(j), D(b, per_unit(j, alo)),
+			  D(c, per_unit(j, ahi)));
+	if (have_graphs) {
+		gslope = analyze__theil_sen(graphs, n, &glo, &ghi);
+		finding__num(f, "graph_execs_per_point", gslope);
+		finding__num(f, "graph_execs_live", graphs[n - 1]);
+		finding__evidence(f, "live graph executables: %+.2f per %s (now %.0f)",
+				  per_unit(j, gslope), unit(j), graphs[n - 1]);
+	}
+	snprintf(f->message, sizeof(f->message),
+		 "the driver counts %s of this process's device memory per %s more than its "
+		 "allocation calls explain (%s: %s -> %s over %zu %ss; API device allocations %s "
+		 "per %s).%s",
+		 B(a, per_unit(j, slope - aslope)), unit(j), j->c.text, B(b, j->y[0]),
+		 B(c, j->y[n - 1]), n, j->per_request ? "request" : "sample",
+		 D(d, per_unit(j, aslope)), unit(j),
+		 have_graphs && glo > 0 ?
+			 " Live graph executables grow with it: likely a growing CUDA graph cache "
+			 "(for llama.cpp, try GGML_CUDA_DISABLE_GRAPHS=1)." :
+			 " Memory the driver allocates by itself (contexts, graphs, pools) grows.");
+	if (have_graphs && glo > 0) {
+		size_t len = strlen(f->message);
+
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " Graph executables: %+.2f per %s, %.0f live now.", per_unit(j, gslope),
+			 unit(j), graphs[n - 1]);
+	}
+}
+
+static void process_findings(const struct model *m, const struct model_proc *p, struct findings *fs)
+{
+	struct category cats[CAT_MAX];
+	struct judged all[CAT_MAX];
+	size_t n = categories__list(m, p, cats, CAT_MAX), i;
+
+	memset(all, 0, sizeof(all));
+	for (i = 0; i < n; i++) {
+		all[i].c = cats[i];
+		levels(m, p, &all[i]);
+		analyze__shape(all[i].y, all[i].n, &all[i].r);
+	}
+	findings__failures(m, p, fs);
+	findings__evictions(m, p, fs);
+	for (i = 0; i < n; i++)
+		if (all[i].c.cls == CAT_HOST || all[i].c.cls == CAT_API ||
+		    all[i].c.cls == CAT_KERNEL)
+			judge(m, p, all, n, &all[i], fs);
+	for (i = 0; i < n; i++)
+		if (all[i].c.cls == CAT_DRIVER && all[i].n)
+			judge_driver(m, p, all, n, &all[i], fs);
+	for (i = 0; i < n; i++)
+		judged_free(&all[i]);
+}
+
+static int by_kind(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+struct findings *findings__build(const struct model *m)
+{
+	struct findings *fs = calloc(1, sizeof(*fs));
+	size_t i;
+
+	if (!fs)
+		return NULL;
+	for (i = 0; i < m->nr_procs; i++)
+		process_findings(m, m->procs[i], fs);
+	qsort(fs->v, fs->n, sizeof(*fs->v), by_kind);
+	return fs;
+}
+
+void findings__free(struct findings *fs)
+{
+	if (!fs)
+		return;
+	free(fs->v);
+	free(fs);
+}

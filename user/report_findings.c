@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the verdicts, their evidence, and each request's memory by category */
+#include <json-c/json.h>
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+#include "findings.h"
+#include "fmt.h"
+#include "json_util.h"
+#include "report_data.h"
+
+#define WIDTH 96
+
+static const char *const titles[F_NR] = { "ALLOCATION FAILURE",
+					  "LEAK",
+					  "UNEXPLAINED DEVICE GROWTH",
+					  "EVICTION SLOWDOWN",
+					  "BOUNDED CACHE",
+					  "STEP",
+					  "STEADY" };
+
+/* a paragraph, wrapped at WIDTH with an indent */
+static void wrap(FILE *out, const char *s, int indent)
+{
+	int col = indent;
+
+	fprintf(out, "%*s", indent, "");
+	while (*s) {
+		size_t w = strcspn(s, " ");
+
+		if (col > indent && col + 1 + (int)w > WIDTH) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", (int)w, s);
+		col += w;
+		s += w;
+		while (*s == ' ')
+			s++;
+	}
+	fputc('\n', out);
+}
+
+static const char *comm_of(const struct model *m, __u32 pid)
+{
+	const struct model_proc *p = model__proc(m, pid);
+
+	return p && p->comm[0] ? p->comm : "?";
+}
+
+/* a sentence starts with a capital, unless it starts with a name (a call) */
+static void capital(char *dst, size_t size, const char *s)
+{
+	size_t w = strcspn(s, " (");
+	size_t i;
+
+	snprintf(dst, size, "%s", s);
+	for (i = 0; i < w; i++)
+		if (isupper((unsigned char)s[i]) || s[w] == '(')
+			return;
+	dst[0] = toupper((unsigned char)dst[0]);
+}
+
+void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
+{
+	char msg[1100];
+	size_t i, n = 0, steady = 0;
+	__u32 pid = 0;
+
+	fprintf(out, "\nVerdicts\n");
+	for (i = 0; fs && i < fs->n; i++) {
+		const struct finding *f = &fs->v[i];
+
+		if (f->kind == F_STEADY) {
+			steady++;
+			continue;
+		}
+		fprintf(out, "  %s: %s, pid %u (%s)", titles[f->kind], f->where, f->pid,
+			comm_of(m, f->pid));
+		if (f->kind != F_ALLOC_FAILURE)
+			fprintf(out, ", confidence %.2f", f->confidence);
+		fputc('\n', out);
+		capital(msg, sizeof(msg), f->message);
+		wrap(out, msg, 4);
+		n++;
+	}
+	for (i = 0; fs && i < fs->n; i++) {
+		const struct finding *f = &fs->v[i];
+
+		if (f->kind != F_STEADY)
+			continue;
+		if (!pid || pid != f->pid)
+			fprintf(out, "%s  Steady (pid %u):", pid ? "\n" : "", f->pid);
+		fprintf(out, "%s %s", pid == f->pid ? "," : "", f->where);
+		pid = f->pid;
+	}
+	if (steady)
+		fputc('\n', out);
+	if (!n && !steady)
+		fprintf(out, "  nothing to judge: too few requests or samples of any memory\n");
+	else if (!n)
+		fprintf(out, "  no leak, cache, step, eviction or failure found\n");
+}
+
+static void print_holders(FILE *out, const struct model *m, const struct finding *f)
+{
+	char a[32], b[32], c[32];
+	size_t i;
+
+	for (i = 0; i < f->nr_stacks; i++) {
+		const struct finding_stack *s = &f->stacks[i];
+
+		if (s->min_size == s->max_size)
+			snprintf(c, sizeof(c), "%llu x %s", (unsigned long long)s->count,
+				 fmt_bytes(b, sizeof(b), s->min_size));
+		else
+			snprintf(c, sizeof(c), "%llu of %s..", (unsigned long long)s->count,
+				 fmt_bytes(b, sizeof(b), s->min_size));
+		fprintf(out, "      %11s  %-22s %s\n", fmt_bytes(a, sizeof(a), s->bytes), c,
+			s->label);
+		if (i == 0 || f->kind == F_ALLOC_FAILURE)
+			print_stack(out, m, s->stack_id);
+	}
+}
+
+void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; fs && i < fs->n; i++) {
+		const struct finding *f = &fs->v[i];
+
+		if (f->kind == F_STEADY)
+			continue;
+		if (!n++)
+			fprintf(out, "\nEvidence for the verdicts\n");
+		fprintf(out, "  %s, %s (pid %u)\n", titles[f->kind], f->where, f->pid);
+		for (j = 0; j < f->nr_evidence; j++)
+			fprintf(out, "    - %s\n", f->evidence[j]);
+		if (f->nr_stacks) {
+			fprintf(out, "    held by%s:\n",
+				f->kind == F_ALLOC_FAILURE ? " (live at the failure)" : "");
+			print_holders(out, m, f);
+		}
+	}
+}
+
+/* null when unknown; whole numbers (bytes, counts) exactly */
+static struct json_object *numq(double v)
+{
+	if (!isfinite(v))
+		return NULL;
+	if (v == floor(v) && fabs(v) < 9e15)
+		return i64((__s64)v);
+	return num(v);
+}
+
+/* bytes are whole */
+static struct json_object *bytesq(double v)
+{
+	return isfinite(v) ? i64(llround(v)) : NULL;
+}
+
+static struct json_object *finding_json(const struct model *m, const struct finding *f)
+{
+	struct json_object *o = json_object_new_object(), *a, *s;
+	size_t i;
+
+	add(o, "kind", str(findings__kind_name(f->kind)));
+	add(o, "pid", u64(f->pid));
+	add(o, "category", str(f->category));
+	add(o, "where", str(f->where));
+	add(o, "message", str(f->message));
+	add(o, "confidence", numq(f->confidence));
+	add(o, "per_request", json_object_new_boolean(f->per_request));
+	add(o, "points", u64(f->points));
+	add(o, "bytes_per_request", bytesq(f->bytes_per_request));
+	add(o, "bytes_per_second", bytesq(f->bytes_per_second));
+	add(o, "ceiling_bytes", bytesq(f->ceiling));
+	add(o, "requests_to_exhaustion", numq(f->requests_to_exhaustion));
+	add(o, "seconds_to_exhaustion", numq(f->seconds_to_exhaustion));
+	add(o, "limit_bytes", bytesq(f->limit));
+	add(o, "first_bytes", bytesq(f->first));
+	add(o, "last_bytes", bytesq(f->last));
+	add(o, "since_s", numq(f->since_s));
+	add(o, "since_request", f->since_request ? u64(f->since_request) : NULL);
+	if (f->points) {
+		s = json_object_new_object();
+		add(s, "shape", str(analyze__shape_name(f->shape.shape)));
+		add(s, "slope", num(f->shape.slope));
+		add(s, "slope_lo", num(f->shape.slope_lo));
+		add(s, "slope_hi", num(f->shape.slope_hi));
+		add(s, "noise", num(f->shape.noise));
+		add(s, "step_mean", num(f->shape.step_mean));
+		add(o, "shape", s);
+	}
+	for (i = 0; i < f->nr_nums; i++)
+		add(o, f->nums[i].key, numq(f->nums[i].v));
+	for (i = 0; i < 2 && f->strs_key[i]; i++)
+		add(o, f->strs_key[i], str(f->strs[i]));
+	a = json_object_new_array();
+	for (i = 0; i < f->nr_evidence; i++)
+		json_object_array_add(a, str(f->evidence[i]));
+	add(o, "evidence", a);
+	a = json_object_new_array();
+	for (i = 0; i < f->nr_stacks; i++) {
+		s = json_object_new_object();
+		add(s, "label", str(f->stacks[i].label));
+		add(s, "bytes", u64(f->stacks[i].bytes));
+		add(s, "count", u64(f->stacks[i].count));
+		add(s, "min_size", u64(f->stacks[i].min_size));
+		add(s, "max_size", u64(f->stacks[i].max_size));
+		add(s, "stack",
+		    f->stacks[i].stack_id ? stack_json(m, f->stacks[i].stack_id) : NULL);
+		json_object_array_add(a, s);
+	}
+	add(o, "stacks", a);
+	return o;
+}
+
+struct json_object *findings_json(const struct model *m, const struct findings *fs)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; fs && i < fs->n; i++)
+		json_object_array_add(a, finding_json(m, &fs->v[i]));
+	return a;
+}
+
+/* each category's level at a request's end and its change over the request */
+struct json_object *request_memory_json(const struct model *m, const struct model_proc *p,
+					const struct model_request *r)
+{
+	struct category cats[CAT_MAX];
+	size_t n = categories__list(m, p, cats, CAT_MAX), i;
+	struct json_object *o = json_object_new_object();
+	__u64 end = r->done ? r->end_ts : m->last_ts;
+	double a, b;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c;
+
+		if (!category__level(&cats[i], end, &b))
+			continue;
+		c = json_object_new_object();
+		add(c, "level", num(b));
+		add(c, "delta", category__level(&cats[i], r->start_ts, &a) ? num(b - a) : NULL);
+		add(o, cats[i].name, c);
+	}
+	return o;
+}

@@ -13,7 +13,7 @@ USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o \
-	$(OUTPUT)/user/gpulib.o,$(USER_OBJS))
+	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
@@ -37,7 +37,7 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all deps e2e-deps test run clean format bench
 
-all: gpumemtrace gpumemtrace-vkinfo
+all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -67,6 +67,11 @@ gpumemtrace: $(USER_OBJS)
 
 # asks Vulkan drivers for their entry points; dynamic, so it can dlopen them
 gpumemtrace-vkinfo: helper/vkinfo.c
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+
+# asks the NVIDIA driver (NVML) for device memory by process; dynamic, for dlopen
+gpumemtrace-nvml: helper/nvml.c
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
 
@@ -154,7 +159,7 @@ format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) gpumemtrace gpumemtrace-vkinfo
+	$(Q)rm -rf $(OUTPUT) gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
 
 # bench/gpuapi.sh's floor: empty uprobes, loaded by a small libbpf program
 $(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c $(VMLINUX)

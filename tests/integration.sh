@@ -310,9 +310,9 @@ GUEST
 		return 1
 	sed -n '/^=== workload/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
 	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$T/r.json"
-	# the GPU API libraries and DRM modules are absent from this guest: said
-	# so, and skipped (test_vm_ttm_* loads the modules)
-	local absent='.name == "vulkan" or .name == "cuda" or .name == "hip" or
+	# the GPU API libraries, DRM modules and NVIDIA's driver are absent from
+	# this guest: said so, and skipped (test_vm_ttm_* loads the modules)
+	local absent='.name == "vulkan" or .name == "cuda" or .name == "hip" or .name == "nvml" or
 		(.name | startswith("fentry:ttm"))'
 	expect '[ "$(jq "[.probes[] | select(.status != \"attached\" and ($absent | not))] | length" "$T/r.json")" = 0 ]' \
 		"every probe attached: $(jq -c '[.probes[] | select(.status != "attached")]' "$T/r.json")" ||
@@ -733,4 +733,75 @@ test_llama_requests() {
 	done
 	expect '[ "$(jq "[$q[] | select(.prompt_tokens < 1 or .decodes < 2)] | length" "$r")" = 0 ]' \
 		"every request has its prompt and decodes"
+}
+
+# The verdicts on real llama.cpp: the front end above with GMT_VARIANT, traced
+# with -p after the model is loaded. llama.cpp's own memory log says what
+# each context costs: the sum of the buffers it logs between two requests.
+llama_variant() { # llama_variant VARIANT REQUESTS: $T/r.json, $T/per_ctx (bytes)
+	local pid port
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	mkfifo "$T/ready"
+	GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 GMT_VARIANT=$1 \
+		node "$E2E/server.mjs" "$T/tiny.gguf" "$T/ready" 2>"$T/server.err" &
+	pid=$!
+	read -r port <"$T/ready"
+	start_tracer record -o "$T/v.gmt" --json -p "$pid" || return 1
+	node "$E2E/client.mjs" "$port" "$2" 4 >"$T/client.json" || return 1
+	kill -TERM "$pid"
+	wait_tracer || return 1
+	cp "$T/gmt.out" "$T/r.json"
+	# what llama.cpp allocated in request 2 (the first pays for warm-up too)
+	sed -n '/^=== request 2$/,/^=== request 3$/p' "$T/server.err" |
+		grep -oP '^ggml_vulkan memory: Vulkan0: \+\K[0-9.]+ [KMG]?i?B' |
+		while read -r v u; do to_bytes "$v" "$u"; done | awk '{ s += $1 } END { print s + 0 }' >"$T/per_ctx"
+}
+
+# findings of one kind in one category
+finding() { jq -c "[.findings[] | select(.kind == \"$1\" and .category == \"$2\")]" "$T/r.json"; }
+
+test_llama_unchanged_is_steady() {
+	need_root
+	need_lavapipe
+	need_llama
+	llama_variant "" 8 || return 1
+	expect '[ "$(jq "[.findings[] | select(.kind == \"leak\" or .kind == \"bounded_cache\")] | length" "$T/r.json")" = 0 ]' \
+		"no leak or cache: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")" || return 1
+	expect '[ "$(jq -r "[.findings[] | select(.category == \"vulkan_device\")][0].kind" "$T/r.json")" != null ]' \
+		"Vulkan memory was judged" || return 1
+}
+
+test_llama_context_leak_is_a_vulkan_leak() {
+	need_root
+	need_lavapipe
+	need_llama
+	local f want
+	llama_variant leak 8 || return 1
+	f=$(finding leak vulkan_device)
+	want=$(cat "$T/per_ctx")
+	expect '[ "$(jq length <<<"$f")" = 1 ]' "a Vulkan device leak: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")" || return 1
+	expect 'jq -e --argjson w "$want" ".[0].bytes_per_request - \$w | fabs <= 0.01 * \$w" <<<"$f" >/dev/null' \
+		"$(jq .[0].bytes_per_request <<<"$f") bytes a request, llama.cpp logged $want a context" || return 1
+	expect 'jq -e ".[0].stacks[0].label | test(\"ggml_vk\")" <<<"$f" >/dev/null' \
+		"held by llama.cpp's Vulkan buffers: $(jq -c .[0].stacks[0].label <<<"$f")" || return 1
+	expect 'jq -e ".[0].stacks[0].stack | length > 0" <<<"$f" >/dev/null' "with its stack" || return 1
+	"$GMT" replay "$T/v.gmt" >"$T/r.txt" || return 1
+	expect 'grep -q "^  LEAK: Vulkan device memory" "$T/r.txt"' "the text says it first" || return 1
+}
+
+test_llama_keep_three_is_a_bounded_cache() {
+	need_root
+	need_lavapipe
+	need_llama
+	local f want
+	llama_variant keep3 10 || return 1
+	f=$(finding bounded_cache vulkan_device)
+	want=$(cat "$T/per_ctx")
+	expect '[ "$(jq length <<<"$f")" = 1 ]' "a bounded cache: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")" || return 1
+	# traced from after the model loaded: the level is what the contexts hold
+	expect 'jq -e --argjson w "$want" ".[0].ceiling_bytes - 3 * \$w | fabs <= 0.01 * 3 * \$w" <<<"$f" >/dev/null' \
+		"ceiling $(jq .[0].ceiling_bytes <<<"$f"), three contexts are $((3 * want))" || return 1
+	expect '[ "$(jq .[0].since_request <<<"$f")" = 3 ]' "full after three requests" || return 1
+	expect '[ "$(jq "[.findings[] | select(.kind == \"leak\" and .category == \"vulkan_device\")] | length" "$T/r.json")" = 0 ]' \
+		"not a leak" || return 1
 }

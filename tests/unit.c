@@ -13,6 +13,7 @@
 #include "event.h"
 #include "fmt.h"
 #include "analyze.h"
+#include "findings.h"
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
@@ -890,6 +891,80 @@ static void test_analyze_shapes(void)
 	free(big);
 }
 
+static const struct finding *find_finding(const struct findings *fs, enum finding_kind k,
+					  const char *cat)
+{
+	size_t i;
+
+	for (i = 0; fs && i < fs->n; i++)
+		if (fs->v[i].kind == k && !strcmp(fs->v[i].category, cat))
+			return &fs->v[i];
+	return NULL;
+}
+
+/* twelve requests that each keep 1 MiB of CUDA memory while the driver
+ * counts 3 MiB more, then a failure: a leak, growth the API does not
+ * explain, and the failure with what was live */
+static void test_findings(void)
+{
+	struct model *m = model_of_run(2), *empty = model__new();
+	const struct finding *f;
+	struct findings *fs;
+	struct gmt_nvml n;
+	char *text;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		double t = 3 + i;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		gpu_call(m, t + 0.1, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 1 << 20,
+			 0, ~0u);
+		event__init(&n.hdr, GMT_EV_NVML, sizeof(n), T(t + 0.2), 100);
+		n.index = 0;
+		n.used = (__u64)(i + 1) * (3 << 20) + 100 * (i % 2);
+		n.total = 80ull << 30;
+		n.free = n.total - n.used;
+		model__add(m, &n.hdr);
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	gpu_call(m, 20, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0, 1ull << 40, 2, ~0u);
+	fs = findings__build(m);
+	if (!ASSERT_TRUE(fs != NULL, "findings"))
+		goto out;
+	f = find_finding(fs, F_LEAK, "cuda_device");
+	if (ASSERT_TRUE(f != NULL, "a CUDA device leak")) {
+		ASSERT_EQ((long long)f->bytes_per_request, 1 << 20, "1 MiB a request");
+		ASSERT_EQ(f->points, 13, "the level before the first request, and after each");
+		ASSERT_TRUE(f->nr_stacks == 3 && f->stacks[0].bytes == 4 << 20,
+			    "held by three stacks, 4 MiB the most");
+		/* 80 GiB free at 3 MiB a request, as NVML says */
+		ASSERT_TRUE(f->requests_to_exhaustion > 80000, "the GPU's free memory is far");
+	}
+	f = find_finding(fs, F_UNEXPLAINED, "nvml_device");
+	if (ASSERT_TRUE(f != NULL, "growth the API does not explain"))
+		ASSERT_EQ((long long)(f->bytes_per_request / 1024 + 0.5), 2048, "2 MiB a request");
+	f = find_finding(fs, F_ALLOC_FAILURE, "cuda_device");
+	if (ASSERT_TRUE(f != NULL, "the failure")) {
+		ASSERT_TRUE(strstr(f->message, "CUDA_ERROR_OUT_OF_MEMORY") != NULL, "its result");
+		ASSERT_EQ(f->nr_stacks, 3, "what was live, by stack");
+	}
+	ASSERT_EQ(fs->v[0].kind, F_ALLOC_FAILURE, "the most urgent first");
+	text = report_text(m);
+	ASSERT_TRUE(text && strstr(text, "Verdicts\n  ALLOCATION FAILURE: CUDA device"),
+		    "the report opens with them");
+	free(text);
+	findings__free(fs);
+	/* nothing to judge is no crash */
+	fs = findings__build(empty);
+	ASSERT_TRUE(fs && fs->n == 0, "no findings without events");
+	findings__free(fs);
+out:
+	model__free(empty);
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -975,6 +1050,7 @@ static const struct {
 	{ "unit_drm_fdinfo", test_drm_fdinfo },
 	{ "unit_model_requests", test_model_requests },
 	{ "unit_analyze_shapes", test_analyze_shapes },
+	{ "unit_findings", test_findings },
 	{ "unit_fmt", test_fmt },
 };
 

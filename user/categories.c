@@ -49,7 +49,8 @@ static void api_categories(const struct model_proc *p, struct category *out, siz
 			if (!st->allocs || (!graphs && !model_gpu__holds_memory(k)))
 				continue;
 			snprintf(name, sizeof(name), "%s_%s", api_key(a), kind_key(k));
-			snprintf(text, sizeof(text), graphs ? "%s live graph executables" : "%s %s",
+			snprintf(text, sizeof(text),
+				 graphs ? "%s live graph executables" : "%s %s memory",
 				 gpufuncs__api_name(a), gpufuncs__kind_name(k));
 			c = next(out, n, max, name, text, graphs ? CAT_COUNT : CAT_API,
 				 graphs ? &st->counts : &st->series);

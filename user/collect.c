@@ -17,6 +17,7 @@
 #include "gpumemtrace.skel.h"
 #include "symbolize.h"
 #include "gpulib.h"
+#include "nvml.h"
 
 #define MAX_PIDS 4096
 #define STACK_BUCKETS 1024
@@ -41,6 +42,7 @@ struct collect {
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
 	struct gpulib *gpu; /* NULL when the gpuapi programs did not load */
+	struct nvml *nvml;  /* NULL without an NVIDIA driver */
 	struct stack_entry *stacks[STACK_BUCKETS];
 	__u32 next_stack_id;
 	struct pid_state pids[MAX_PIDS]; /* the live targets, for samples */
@@ -334,16 +336,56 @@ static void emit_drm_fdinfo(struct collect *c, __u32 pid)
 		closedir(dir);
 }
 
+/* what the host has left, for projections of growth */
+static void emit_meminfo(struct collect *c)
+{
+	static const char *keys[] = { "MemTotal:", "MemAvailable:", "SwapFree:" };
+	char line[256];
+	struct gmt_meminfo e;
+	__u64 *v[] = { &e.total_kb, &e.available_kb, &e.swap_free_kb };
+	unsigned long long x;
+	size_t i;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return;
+	event__init(&e.hdr, GMT_EV_MEMINFO, sizeof(e), event__now_ns(), attach__target(c->a));
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < 3; i++)
+			if (!strncmp(line, keys[i], strlen(keys[i])) &&
+			    sscanf(line + strlen(keys[i]), "%llu", &x) == 1)
+				*v[i] = x;
+	fclose(f);
+	emit(c, &e.hdr);
+}
+
 static void emit_samples(struct collect *c)
 {
+	__u32 pids[MAX_PIDS];
 	struct gmt_sample s;
 	size_t i;
 
 	for (i = 0; i < c->nr_pids; i++) {
+		pids[i] = c->pids[i].pid;
 		if (!read_status(c->pids[i].pid, &s))
 			emit(c, &s.hdr);
 		emit_drm_fdinfo(c, c->pids[i].pid);
 	}
+	emit_meminfo(c);
+	if (c->nvml)
+		nvml__sample(c->nvml, pids, c->nr_pids, c->o->sink, c->o->ctx);
+}
+
+static void start_nvml(struct collect *c)
+{
+	struct gmt_probe p;
+
+	event__init(&p.hdr, GMT_EV_PROBE, sizeof(p), event__now_ns(), attach__target(c->a));
+	snprintf(p.name, sizeof(p.name), "nvml");
+	snprintf(p.what, sizeof(p.what), "device memory by process, as the NVIDIA driver counts");
+	c->nvml = nvml__start(p.reason, sizeof(p.reason));
+	p.status = c->nvml ? GMT_PROBE_ATTACHED : GMT_PROBE_SKIPPED;
+	emit(c, &p.hdr);
 }
 
 /* page faults are counted in BPF per CPU; send the totals that moved */
@@ -645,6 +687,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		symbolizer__refresh(c->sym, attach__target(a));
 	if (attach__gpu_ready(a))
 		start_gpu(c);
+	start_nvml(c);
 	ep = make_epoll(c, &sigfd);
 	if (ep < 0) {
 		snprintf(err, size, "epoll: %s", strerror(-ep));
@@ -674,6 +717,7 @@ out:
 		close(ep);
 	if (sigfd >= 0)
 		close(sigfd);
+	nvml__stop(c->nvml);
 	ring_buffer__free(c->rb);
 	symbolizer__free(c->sym);
 	free_stacks(c);

@@ -320,22 +320,24 @@ static void hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64
 		v[i].max_size = bytes;
 }
 
-/* who holds what grew since `from`: live mappings or allocations made
- * since then, by stack */
+/* who holds what grew over [from, to]: mappings made in it and live at
+ * its end, and each allocating stack's change, biggest first */
 static void attribute(const struct model *m, const struct model_proc *p, const struct judged *j,
-		      __u64 from, struct finding *f)
+		      __u64 from, __u64 to, struct finding *f)
 {
 	struct finding_stack v[256];
 	size_t n = 0, i;
 	__u64 total = 0;
 	char a[32], b[32];
+	__s64 x, y;
 
 	if (!strcmp(j->c.name, "host_anon")) {
 		for (i = 0; i < p->nr_maps; i++) {
 			const struct model_mapping *mp = &p->maps[i];
 
-			if (mp->ts >= from && mp->live && mp->fd_class == GMT_FD_ANON)
-				hold(v, &n, 255, mp->stack_id, mp->live);
+			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON &&
+			    (!mp->gone_ts || mp->gone_ts > to))
+				hold(v, &n, 255, mp->stack_id, mp->live ? mp->live : mp->len);
 		}
 		if (p->brk_seen && p->brk_last > p->brk_first) {
 			v[n] = (struct finding_stack){ .bytes = p->brk_last - p->brk_first,
@@ -343,12 +345,18 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 			snprintf(v[n++].label, sizeof(v[0].label), "brk heap (main arena)");
 		}
 	} else if (j->c.cls == CAT_API && p->gpu) {
-		for (i = 0; i < p->gpu->live_cap; i++) {
-			const struct model_gpu_live *l = &p->gpu->live[i];
+		for (i = 0; i < p->gpu->nr_holders && n < 256; i++) {
+			const struct model_gpu_holder *h = &p->gpu->holders[i];
 
-			if (l->used == 1 && l->ts >= from && l->api == j->c.api &&
-			    l->kind == j->c.kind)
-				hold(v, &n, 256, l->stack_id, l->size);
+			if (h->api != j->c.api || h->kind != j->c.kind)
+				continue;
+			if (!series__at(&h->live, to, &y))
+				continue;
+			if (!series__at(&h->live, from, &x))
+				x = 0;
+			if (y > x)
+				v[n++] = (struct finding_stack){ .stack_id = h->stack_id,
+								 .bytes = y - x };
 		}
 	}
 	if (!n)
@@ -359,8 +367,11 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	f->nr_stacks = n < FINDING_STACKS ? n : FINDING_STACKS;
 	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
-	finding__evidence(f, "%s made since %.2f s is still held, %s of it by %s", B(a, total),
-			  model__secs(m, from), B(b, f->stacks[0].bytes), f->stacks[0].label);
+	finding__evidence(f,
+			  "%s of it was made between %.2f s and %.2f s and held at the end of "
+			  "that, %s by %s",
+			  B(a, total), model__secs(m, from), model__secs(m, to),
+			  B(b, f->stacks[0].bytes), f->stacks[0].label);
 }
 
 static const char *unit(const struct judged *j)
@@ -379,9 +390,9 @@ static bool growing(const struct judged *j)
 	       (j->r.shape == SHAPE_STEP && j->r.step_size > 0);
 }
 
-static bool is_llama(const struct model_proc *p)
+static bool is_llama_server(const struct model_proc *p)
 {
-	return p->decodes || p->encodes;
+	return strstr(p->comm, "llama-server") || strstr(p->exe, "llama-server");
 }
 
 /* the other side of host growth: did GPU memory move with it? */
@@ -414,16 +425,16 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 	const char *what = NULL;
 	size_t len;
 
-	len = snprintf(f->message, sizeof(f->message),
-		       "%s grows by %s per %s (95%% interval %s to %s) with no sign of a ceiling: "
-		       "%s at the first %s, %s at the last (%zu %ss).%s",
-		       j->c.text, B(a, per_unit(j, j->r.slope)), unit(j),
-		       B(b, per_unit(j, j->r.slope_lo)), B(c, per_unit(j, j->r.slope_hi)),
-		       B(d, j->y[0]),
-		       !j->per_request ? "sample" :
-		       j->base	       ? "request's start" :
-					 "request's end",
-		       B(e, j->y[j->n - 1]), j->n, j->per_request ? "request" : "sample", say);
+	len = snprintf(
+		f->message, sizeof(f->message),
+		"%s grows by %s per %s (95%% interval %s to %s) with no sign of a ceiling: "
+		"%s at the first %s, %s at the last (%zu %ss).%s",
+		j->c.text, B(a, per_unit(j, j->r.slope)), unit(j), B(b, per_unit(j, j->r.slope_lo)),
+		B(c, per_unit(j, j->r.slope_hi)), B(d, j->y[0]),
+		!j->per_request ? "sample" :
+		j->base		? "request's start" :
+				  "request's end",
+		B(e, j->y[j->n - 1]), j->n - j->base, j->per_request ? "request" : "sample", say);
 	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
 		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
 
@@ -446,9 +457,10 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 	if (j->c.cls == CAT_HOST)
 		snprintf(f->message + len, sizeof(f->message) - len,
 			 " What to try: the stacks below allocate it%s.",
-			 is_llama(p) ? "; llama-server keeps its prompt cache in host memory "
-				       "(--cache-ram N bounds it, 0 turns it off)" :
-				       "");
+			 is_llama_server(p) ?
+				 "; llama-server keeps its prompt cache in host memory "
+				 "(--cache-ram N bounds it, 0 turns it off)" :
+				 "");
 	else if (j->c.cls == CAT_API)
 		snprintf(f->message + len, sizeof(f->message) - len,
 			 " What to try: memory allocated while serving and never freed; the stacks "
@@ -466,7 +478,7 @@ static void bounded_message(const struct model_proc *p, const struct judged *j, 
 		 j->c.text, B(a, rate), unit(j), req_no(j, j->r.change_at) - 1,
 		 j->per_request ? "request" : "sample", B(b, j->r.ceiling), j->n - j->r.change_at,
 		 B(b, j->r.ceiling), say,
-		 is_llama(p) && j->c.cls == CAT_HOST ?
+		 is_llama_server(p) && j->c.cls == CAT_HOST ?
 			 " If the ceiling is too much for this machine, lower llama-server's "
 			 "--cache-ram." :
 			 "");
@@ -526,7 +538,7 @@ static void judge(const struct model *m, const struct model_proc *p, const struc
 	case SHAPE_LEAK:
 		if (j->per_request)
 			step_evidence(j, j->n - 1, f, say, sizeof(say));
-		attribute(m, p, j, from, f);
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
 		leak_message(m, p, j, say, f);
@@ -541,7 +553,7 @@ static void judge(const struct model *m, const struct model_proc *p, const struc
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		if (j->per_request)
 			step_evidence(j, j->r.change_at, f, say, sizeof(say));
-		attribute(m, p, j, from, f);
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
 		bounded_message(p, j, per_unit(j, rise_rate(j, j->r.change_at)), say, f);
@@ -550,7 +562,7 @@ static void judge(const struct model *m, const struct model_proc *p, const struc
 		f->since_request = j->per_request ? req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		finding__num(f, "step_bytes", j->r.step_size);
-		attribute(m, p, j, j->ts[j->r.change_at - 1], f);
+		attribute(m, p, j, j->ts[j->r.change_at - 1], j->ts[j->r.change_at], f);
 		if (j->per_request)
 			snprintf(
 				f->message, sizeof(f->message),
@@ -719,7 +731,8 @@ struct findings *findings__build(const struct model *m)
 		return NULL;
 	for (i = 0; i < m->nr_procs; i++)
 		process_findings(m, m->procs[i], fs);
-	qsort(fs->v, fs->n, sizeof(*fs->v), by_kind);
+	if (fs->n)
+		qsort(fs->v, fs->n, sizeof(*fs->v), by_kind);
 	return fs;
 }
 

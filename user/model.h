@@ -110,8 +110,19 @@ struct model_gpu_failure {
 	__u64 other_bytes, other_count; /* live in groups not listed */
 };
 
+/* live bytes of one allocating stack over time: who holds growth, even
+ * when it was all freed by the end */
+struct model_gpu_holder {
+	__u32 stack_id;
+	__u8 api, kind;
+	__s64 bytes;
+	struct series live;
+};
+
 struct model_gpu {
 	struct model_gpu_stat st[GMT_API_NR][GMT_GK_NR];
+	struct model_gpu_holder *holders;
+	size_t nr_holders, holders_cap;
 	struct model_gpu_live *live;	    /* open addressing by class and handle */
 	size_t live_cap, nr_live, nr_slots; /* slots: live and freed */
 	struct model_gpu_failure *fails;

@@ -122,6 +122,30 @@ static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
 	series_set(&st->counts, ts, st->live);
 }
 
+static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, __s64 bytes)
+{
+	struct model_gpu_holder *h = NULL;
+	size_t i;
+
+	for (i = 0; i < g->nr_holders; i++)
+		if (g->holders[i].stack_id == l->stack_id && g->holders[i].api == l->api &&
+		    g->holders[i].kind == l->kind) {
+			h = &g->holders[i];
+			break;
+		}
+	if (!h) {
+		if (model__grow((void **)&g->holders, &g->holders_cap, g->nr_holders,
+				sizeof(*g->holders)))
+			return;
+		h = &g->holders[g->nr_holders++];
+		*h = (struct model_gpu_holder){ .stack_id = l->stack_id,
+						.api = l->api,
+						.kind = l->kind };
+	}
+	h->bytes += bytes;
+	series_set(&h->live, ts, h->bytes);
+}
+
 static int by_group_bytes(const void *a, const void *b)
 {
 	const struct model_gpu_group *x = a, *y = b;
@@ -220,6 +244,7 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 	l = find(g, e->handle, kind_class(kind), e->api);
 	if (l) { /* a handle reused without a free we saw: the old one is gone */
 		account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
+		hold(g, l, e->hdr.ts_ns, -(__s64)l->size);
 		l->used = 2;
 		g->nr_live--;
 	}
@@ -238,6 +263,7 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 				      .cls = kind_class(kind),
 				      .used = 1 };
 	account(st, e->hdr.ts_ns, e->size, 1);
+	hold(g, l, e->hdr.ts_ns, e->size);
 	(void)m;
 }
 
@@ -257,6 +283,7 @@ static void on_free(struct model_gpu *g, const struct gmt_gpu_call *e)
 	g->st[l->api][l->kind].frees++;
 	g->st[l->api][l->kind].freed_bytes += l->size;
 	account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
+	hold(g, l, e->hdr.ts_ns, -(__s64)l->size);
 	l->used = 2;
 	g->nr_live--;
 }
@@ -308,6 +335,9 @@ void model_gpu__free(struct model_gpu *g)
 			free(g->st[a][k].series.p);
 			free(g->st[a][k].counts.p);
 		}
+	for (size_t i = 0; i < g->nr_holders; i++)
+		free(g->holders[i].live.p);
+	free(g->holders);
 	free(g->live);
 	free(g->fails);
 	free(g);

@@ -113,7 +113,9 @@ static void print_holders(FILE *out, const struct model *m, const struct finding
 	for (i = 0; i < f->nr_stacks; i++) {
 		const struct finding_stack *s = &f->stacks[i];
 
-		if (s->min_size == s->max_size)
+		if (!s->count)
+			c[0] = 0;
+		else if (s->min_size == s->max_size)
 			snprintf(c, sizeof(c), "%llu x %s", (unsigned long long)s->count,
 				 fmt_bytes(b, sizeof(b), s->min_size));
 		else

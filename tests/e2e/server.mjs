@@ -5,8 +5,12 @@
 // served at a time. Each answer carries the server's own figures:
 // usage.completion_tokens and timings.predicted_per_second (tokens after the
 // first over the time from the first token to the last).
-//   GGML_VK_VISIBLE_DEVICES=0 node server.mjs MODEL READY
+//   GGML_VK_VISIBLE_DEVICES=0 [GMT_VARIANT=leak|keep3] node server.mjs MODEL READY
 // READY gets the port once the model is loaded. SIGTERM stops it.
+// GMT_VARIANT makes the bugs the verdicts must find: `leak` creates a context
+// (KV cache and compute buffers in Vulkan memory) for each request and never
+// frees it; `keep3` keeps the last three, a bounded cache. Each request then
+// writes "=== request N" to stderr, between llama.cpp's own memory log lines.
 import { createServer } from "node:http";
 import { writeFileSync } from "node:fs";
 import { getLlama, LlamaCompletion, LlamaLogLevel } from "node-llama-cpp";
@@ -14,14 +18,31 @@ import { getLlama, LlamaCompletion, LlamaLogLevel } from "node-llama-cpp";
 const [modelPath, ready] = process.argv.slice(2);
 const llama = await getLlama({ gpu: "vulkan", build: "never", logLevel: LlamaLogLevel.error });
 const model = await llama.loadModel({ modelPath, gpuLayers: "max" });
+const variant = process.env.GMT_VARIANT || "";
 const context = await model.createContext({ contextSize: 512, batchSize: 128 });
-const sequence = context.getSequence();
-const completion = new LlamaCompletion({ contextSequence: sequence });
+let sequence = context.getSequence();
+let completion = new LlamaCompletion({ contextSequence: sequence });
+const kept = [];
+let served = 0;
 
 let queue = Promise.resolve();
 
+/* the variants: a context per request, kept for ever or the last three */
+async function nextContext() {
+	console.error(`=== request ${++served}`);
+	if (!variant)
+		return;
+	const c = await model.createContext({ contextSize: 512, batchSize: 128 });
+	kept.push(c);
+	if (variant === "keep3" && kept.length > 3)
+		await kept.shift().dispose();
+	sequence = c.getSequence();
+	completion = new LlamaCompletion({ contextSequence: sequence });
+}
+
 async function generate(prompt, maxTokens, onToken) {
 	let n = 0, first = 0, last = 0;
+	await nextContext();
 	await sequence.clearHistory();
 	const before = sequence.tokenMeter.getState();
 	const text = await completion.generateCompletion(prompt, {
@@ -93,6 +114,8 @@ const server = createServer((req, res) => {
 });
 server.listen(0, "127.0.0.1", () => writeFileSync(ready, `${server.address().port}\n`));
 process.on("SIGTERM", () => server.close(async () => {
+	for (const c of kept)
+		await c.dispose();
 	await context.dispose();
 	await model.dispose();
 	await llama.dispose();

@@ -113,7 +113,7 @@ test_scenario_unexplained_device_growth() {
 		check 'f("unexplained_device_growth"; "nvml_device")[0] |
 			near(.bytes_per_request; $e[0].step_bytes; 0.05)' "the rate" || return 1
 		check 'f("unexplained_device_growth"; "nvml_device")[0] |
-			near(.graph_execs_per_point; 1; 0.05) and .graph_execs_live == $e[0].graphs' \
+			near(.graph_execs_per_unit; 1; 0.05) and .graph_execs_live == $e[0].graphs' \
 			"live graph executables" || return 1
 		check 'f("unexplained_device_growth"; "nvml_device")[0].message |
 			test("GGML_CUDA_DISABLE_GRAPHS=1")' || return 1

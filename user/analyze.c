@@ -319,3 +319,48 @@ double analyze__kendall(const double *x, const double *y, size_t n, double *z)
 	*z = 3 * tau * sqrt(n0 * 2) / sqrt(2 * (2 * n + 5.0));
 	return tau;
 }
+
+double analyze__theil_sen_xy(const double *x, const double *y, size_t n, double *lo, double *hi)
+{
+	double bx[MAX_POINTS], by[MAX_POINTS], *s, b, c, w;
+	size_t i, j, k = 0, N, m = n, ilo, ihi;
+
+	*lo = *hi = 0;
+	if (n > MAX_POINTS) { /* means of equal bins, in x and in y */
+		m = MAX_POINTS;
+		w = (double)n / m;
+		for (i = 0; i < m; i++) {
+			size_t a = i * w, e = (i + 1) * w;
+
+			bx[i] = by[i] = 0;
+			for (j = a; j < e; j++) {
+				bx[i] += x[j];
+				by[i] += y[j];
+			}
+			bx[i] /= e - a;
+			by[i] /= e - a;
+		}
+		x = bx;
+		y = by;
+	}
+	N = m * (m - 1) / 2;
+	if (m < 2 || !(s = malloc(N * sizeof(*s))))
+		return 0;
+	for (i = 0; i < m; i++)
+		for (j = i + 1; j < m; j++)
+			if (x[j] != x[i])
+				s[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+	if (!k) {
+		free(s);
+		return 0;
+	}
+	qsort(s, k, sizeof(*s), cmp_double);
+	b = k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+	c = Z95 * sqrt(m * (m - 1.0) * (2 * m + 5.0) / 18);
+	ilo = (k - c) / 2 > 0 ? (size_t)((k - c) / 2) : 0;
+	ihi = (k + c) / 2 + 1 < k ? (size_t)((k + c) / 2 + 1) : k - 1;
+	*lo = s[ilo];
+	*hi = s[ihi];
+	free(s);
+	return b;
+}

@@ -33,6 +33,8 @@ const char *analyze__shape_name(enum shape s);
 void analyze__shape(const double *y, size_t n, struct shape_result *r);
 /* Theil-Sen slope of y over its index, with the rank-based 95% interval */
 double analyze__theil_sen(const double *y, size_t n, double *lo, double *hi);
+/* the same with x given (points at uneven places: requests with a sample) */
+double analyze__theil_sen_xy(const double *x, const double *y, size_t n, double *lo, double *hi);
 /* Kendall's tau-b of x and y, and its z score under no association */
 double analyze__kendall(const double *x, const double *y, size_t n, double *z);
 /* points until a growing level reaches limit; -1 when it does not grow */

@@ -10,6 +10,7 @@
 
 #define MIN_POINTS 4   /* fewer say nothing about a shape */
 #define TIME_POINTS 64 /* samples over time when requests are too few */
+#define MINOR 0.01     /* of the process's memory: a step below is a detail */
 #define Z95 1.96
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
@@ -21,6 +22,7 @@ struct judged {
 	double *y;
 	const struct model_request **req; /* per point, when over requests */
 	__u64 *ts;
+	double *x; /* where each point is: its request's number, or seconds */
 	size_t n;
 	bool per_request;
 	bool base; /* point 0 is the level before the first request */
@@ -144,13 +146,17 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 				 s[i].stack_id ? "(no user stack)" : "(no stack)");
 			continue;
 		}
-		/* that frame and its two callers */
-		size_t at = k < st[i]->nr_frames ? k : st[i]->nr_frames - 1, len = 0, d;
+		/* that frame and its two callers, those with names */
+		size_t at = k < st[i]->nr_frames ? k : st[i]->nr_frames - 1, len = 0, d, shown = 0;
 
-		for (d = at; d < at + 3 && d < st[i]->nr_frames && len < sizeof(s[i].label); d++)
+		for (d = at; d < st[i]->nr_frames && shown < 3 && len < sizeof(s[i].label); d++) {
+			const struct model_frame *fr = &st[i]->frames[d];
+
+			if ((!fr->sym || !fr->sym[0]) && d + 1 < st[i]->nr_frames)
+				continue;
 			len += snprintf(s[i].label + len, sizeof(s[i].label) - len, "%s%s",
-					d > at ? " < " : "",
-					frame_name(&st[i]->frames[d], a, sizeof(a)));
+					shown++ ? " < " : "", frame_name(fr, a, sizeof(a)));
+		}
 	}
 }
 
@@ -159,13 +165,15 @@ static __u64 end_of(const struct model *m, const struct model_request *r)
 	return r->done ? r->end_ts : m->last_ts;
 }
 
-static bool push(struct judged *j, double v, __u64 ts, const struct model_request *r)
+static bool push(struct judged *j, double v, __u64 ts, const struct model_request *r, double x)
 {
 	j->y = realloc(j->y, (j->n + 1) * sizeof(*j->y));
 	j->ts = realloc(j->ts, (j->n + 1) * sizeof(*j->ts));
 	j->req = realloc(j->req, (j->n + 1) * sizeof(*j->req));
-	if (!j->y || !j->ts || !j->req)
+	j->x = realloc(j->x, (j->n + 1) * sizeof(*j->x));
+	if (!j->y || !j->ts || !j->req || !j->x)
 		return false;
+	j->x[j->n] = x;
 	j->y[j->n] = v;
 	j->ts[j->n] = ts;
 	j->req[j->n++] = r;
@@ -177,10 +185,28 @@ static void judged_free(struct judged *j)
 	free(j->y);
 	free(j->ts);
 	free(j->req);
+	free(j->x);
+	j->x = NULL;
 	j->y = NULL;
 	j->ts = NULL;
 	j->req = NULL;
 	j->n = 0;
+}
+
+/* whether s has a point in (after, upto] */
+static bool sampled(const struct series *s, __u64 after, __u64 upto)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) { /* the first point after `after` */
+		size_t mid = (lo + hi) / 2;
+
+		if (s->p[mid].ts <= after)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->p[lo].ts <= upto;
 }
 
 /* one point per request (its level when it ended); over time when fewer
@@ -193,10 +219,16 @@ static void levels(const struct model *m, const struct model_proc *p, struct jud
 
 	/* the level before the first request, then after each */
 	if (p->nr_reqs && category__level(&j->c, p->reqs[0].start_ts, &v))
-		j->base = push(j, v, p->reqs[0].start_ts, &p->reqs[0]);
-	for (i = 0; i < p->nr_reqs; i++)
-		if (category__level(&j->c, end_of(m, &p->reqs[i]), &v))
-			push(j, v, end_of(m, &p->reqs[i]), &p->reqs[i]);
+		j->base = push(j, v, p->reqs[0].start_ts, &p->reqs[0], 0);
+	for (i = 0; i < p->nr_reqs; i++) {
+		ts = end_of(m, &p->reqs[i]);
+		/* a driver counter is sampled each interval: a request with no
+		 * sample of its own would repeat an older level */
+		if (j->c.cls == CAT_DRIVER && !sampled(j->c.s, j->n ? j->ts[j->n - 1] : 0, ts))
+			continue;
+		if (category__level(&j->c, ts, &v))
+			push(j, v, ts, &p->reqs[i], i + 1);
+	}
 	j->per_request = j->n >= MIN_POINTS;
 	if (j->per_request)
 		return;
@@ -215,7 +247,7 @@ static void levels(const struct model *m, const struct model_proc *p, struct jud
 	for (i = 0; i < n; i++) {
 		ts = from + (to - from) * i / (n - 1);
 		if (category__level(&j->c, ts, &v))
-			push(j, v, ts, NULL);
+			push(j, v, ts, NULL, (ts - from) / 1e9);
 	}
 }
 
@@ -395,6 +427,40 @@ static bool is_llama_server(const struct model_proc *p)
 	return strstr(p->comm, "llama-server") || strstr(p->exe, "llama-server");
 }
 
+/* the process's memory: every category that holds bytes, at its last level */
+static double footprint(const struct judged *all, size_t n)
+{
+	double t = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER)
+			t += fabs(all[i].y[all[i].n - 1]);
+	return t;
+}
+
+/* live graph executables that grow with device memory */
+static void graph_evidence(const struct judged *all, size_t n, struct finding *f)
+{
+	double lo, hi, b;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct judged *g = &all[i];
+
+		if (g->c.cls != CAT_COUNT || g->n < MIN_POINTS)
+			continue;
+		b = analyze__theil_sen(g->y, g->n, &lo, &hi);
+		if (lo <= 0)
+			continue;
+		finding__num(f, "graph_execs_per_unit", b);
+		finding__num(f, "graph_execs_live", g->y[g->n - 1]);
+		finding__evidence(f, "%s grow with it: %+.2f per %s, %.0f live at the end",
+				  g->c.text, g->per_request ? b : b / g->dt,
+				  g->per_request ? "request" : "s", g->y[g->n - 1]);
+	}
+}
+
 /* the other side of host growth: did GPU memory move with it? */
 static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
 {
@@ -475,9 +541,9 @@ static void bounded_message(const struct model_proc *p, const struct judged *j, 
 	snprintf(f->message, sizeof(f->message),
 		 "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the last "
 		 "%zu: a bounded cache with a ceiling of %s, not a leak.%s%s",
-		 j->c.text, B(a, rate), unit(j), req_no(j, j->r.change_at) - 1,
-		 j->per_request ? "request" : "sample", B(b, j->r.ceiling), j->n - j->r.change_at,
-		 B(b, j->r.ceiling), say,
+		 j->c.text, B(a, rate), unit(j), req_no(j, j->r.change_at),
+		 j->per_request ? "request" : "sample", B(b, j->r.ceiling),
+		 j->n - 1 - j->r.change_at, B(b, j->r.ceiling), say,
 		 is_llama_server(p) && j->c.cls == CAT_HOST ?
 			 " If the ceiling is too much for this machine, lower llama-server's "
 			 "--cache-ram." :
@@ -534,6 +600,8 @@ static void judge(const struct model *m, const struct model_proc *p, const struc
 		f->bytes_per_request = j->r.slope;
 	else
 		f->bytes_per_second = j->r.slope / j->dt;
+	if (j->c.cls == CAT_API && growing(j))
+		graph_evidence(all, nall, f);
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
 		if (j->per_request)
@@ -559,6 +627,8 @@ static void judge(const struct model *m, const struct model_proc *p, const struc
 		bounded_message(p, j, per_unit(j, rise_rate(j, j->r.change_at)), say, f);
 		break;
 	case SHAPE_STEP:
+		/* a step too small to matter next to the rest is said in passing */
+		f->minor = fabs(j->r.step_size) < MINOR * footprint(all, nall);
 		f->since_request = j->per_request ? req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		finding__num(f, "step_bytes", j->r.step_size);
@@ -608,7 +678,7 @@ static void judge_driver(const struct model *m, const struct model_proc *p,
 	struct finding *f;
 	char a[32], b[32], c[32], d[32];
 
-	if (!growing(j) || j->r.slope_lo <= 0) {
+	if (!growing(j)) {
 		judge(m, p, all, nall, j, fs);
 		return;
 	}
@@ -624,15 +694,16 @@ static void judge_driver(const struct model *m, const struct model_proc *p,
 				api[i] += v;
 		}
 	}
-	slope = analyze__theil_sen(j->y, n, &lo, &hi);
-	aslope = analyze__theil_sen(api, n, &alo, &ahi);
-	if (lo <= ahi) {
+	/* per request (or second), whatever requests had no sample */
+	slope = analyze__theil_sen_xy(j->x, j->y, n, &lo, &hi);
+	aslope = analyze__theil_sen_xy(j->x, api, n, &alo, &ahi);
+	if (lo <= ahi || lo <= 0) {
 		/* the API calls account for it: say so where they grow */
 		for (k = 0; k < fs->n; k++)
 			if (fs->v[k].pid == p->pid &&
 			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED))
 				finding__evidence(&fs->v[k], "%s agrees: %s per %s", j->c.text,
-						  D(a, per_unit(j, slope)), unit(j));
+						  D(a, (slope)), unit(j));
 		return;
 	}
 	f = findings__add(fs, F_UNEXPLAINED, p->pid);
@@ -648,31 +719,29 @@ static void judge_driver(const struct model *m, const struct model_proc *p,
 	if (j->per_request)
 		f->bytes_per_request = slope - aslope;
 	else
-		f->bytes_per_second = (slope - aslope) / j->dt;
+		f->bytes_per_second = slope - aslope;
 	/* how far apart the two intervals are, as a probability-like figure */
 	f->confidence = fmin(1, fmax(0, (lo - ahi) / (hi - alo > 0 ? hi - alo : 1) + 0.5));
-	finding__num(f, "driver_bytes_per_point", slope);
-	finding__num(f, "api_bytes_per_point", aslope);
-	finding__evidence(f, "%s: %s per %s (interval %s to %s)", j->c.text,
-			  D(a, per_unit(j, slope)), unit(j), D(b, per_unit(j, lo)),
-			  D(c, per_unit(j, hi)));
+	finding__num(f, "driver_bytes_per_unit", slope);
+	finding__num(f, "api_bytes_per_unit", aslope);
+	finding__evidence(f, "%s: %s per %s (interval %s to %s)", j->c.text, D(a, (slope)), unit(j),
+			  D(b, (lo)), D(c, (hi)));
 	finding__evidence(f, "GPU API device allocations: %s per %s (interval %s to %s)",
-			  D(a, per_unit(j, aslope)), unit(j), D(b, per_unit(j, alo)),
-			  D(c, per_unit(j, ahi)));
+			  D(a, (aslope)), unit(j), D(b, (alo)), D(c, (ahi)));
 	if (have_graphs) {
-		gslope = analyze__theil_sen(graphs, n, &glo, &ghi);
-		finding__num(f, "graph_execs_per_point", gslope);
+		gslope = analyze__theil_sen_xy(j->x, graphs, n, &glo, &ghi);
+		finding__num(f, "graph_execs_per_unit", gslope);
 		finding__num(f, "graph_execs_live", graphs[n - 1]);
-		finding__evidence(f, "live graph executables: %+.2f per %s (now %.0f)",
-				  per_unit(j, gslope), unit(j), graphs[n - 1]);
+		finding__evidence(f, "live graph executables: %+.2f per %s (now %.0f)", (gslope),
+				  unit(j), graphs[n - 1]);
 	}
 	snprintf(f->message, sizeof(f->message),
 		 "the driver counts %s of this process's device memory per %s more than its "
-		 "allocation calls explain (%s: %s -> %s over %zu %ss; API device allocations %s "
+		 "allocation calls explain (%s: %s -> %s over %.0f %ss; API device allocations %s "
 		 "per %s).%s",
-		 B(a, per_unit(j, slope - aslope)), unit(j), j->c.text, B(b, j->y[0]),
-		 B(c, j->y[n - 1]), n, j->per_request ? "request" : "sample",
-		 D(d, per_unit(j, aslope)), unit(j),
+		 B(a, (slope - aslope)), unit(j), j->c.text, B(b, j->y[0]), B(c, j->y[n - 1]),
+		 j->x[n - 1] - j->x[0], j->per_request ? "request" : "second", D(d, (aslope)),
+		 unit(j),
 		 have_graphs && glo > 0 ?
 			 " Live graph executables grow with it: likely a growing CUDA graph cache "
 			 "(for llama.cpp, try GGML_CUDA_DISABLE_GRAPHS=1)." :
@@ -681,8 +750,8 @@ static void judge_driver(const struct model *m, const struct model_proc *p,
 		size_t len = strlen(f->message);
 
 		snprintf(f->message + len, sizeof(f->message) - len,
-			 " Graph executables: %+.2f per %s, %.0f live now.", per_unit(j, gslope),
-			 unit(j), graphs[n - 1]);
+			 " Graph executables: %+.2f per %s, %.0f live now.", (gslope), unit(j),
+			 graphs[n - 1]);
 	}
 }
 

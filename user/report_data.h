@@ -72,6 +72,7 @@ struct findings;
 void print_verdicts(FILE *out, const struct model *m, const struct findings *fs);
 void print_evidence(FILE *out, const struct model *m, const struct findings *fs);
 struct json_object *findings_json(const struct model *m, const struct findings *fs);
+struct json_object *memory_by_interval_json(const struct model *m, const struct model_proc *p);
 struct json_object *request_memory_json(const struct model *m, const struct model_proc *p,
 					const struct model_request *r);
 

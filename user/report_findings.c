@@ -66,15 +66,15 @@ static void capital(char *dst, size_t size, const char *s)
 
 void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 {
-	char msg[1100];
-	size_t i, n = 0, steady = 0;
-	__u32 pid = 0;
+	char msg[1100], line[2048], d[32];
+	size_t i, k, n = 0, steady = 0, len;
+	__u32 pid;
 
 	fprintf(out, "\nVerdicts\n");
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY) {
+		if (f->kind == F_STEADY || f->minor) {
 			steady++;
 			continue;
 		}
@@ -87,18 +87,24 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 		wrap(out, msg, 4);
 		n++;
 	}
-	for (i = 0; fs && i < fs->n; i++) {
-		const struct finding *f = &fs->v[i];
+	/* the steady ones and minor steps, one paragraph per process */
+	for (i = 0; fs && i < fs->n; i = k) {
+		pid = fs->v[i].pid;
+		len = snprintf(line, sizeof(line), "Steady (pid %u):", pid);
+		for (k = i; k < fs->n && fs->v[k].pid == pid; k++) {
+			const struct finding *f = &fs->v[k];
 
-		if (f->kind != F_STEADY)
-			continue;
-		if (!pid || pid != f->pid)
-			fprintf(out, "%s  Steady (pid %u):", pid ? "\n" : "", f->pid);
-		fprintf(out, "%s %s", pid == f->pid ? "," : "", f->where);
-		pid = f->pid;
+			if ((f->kind != F_STEADY && !f->minor) || len >= sizeof(line))
+				continue;
+			len += snprintf(line + len, sizeof(line) - len, "%s %s",
+					len > 20 ? "," : "", f->where);
+			if (f->minor && len < sizeof(line))
+				len += snprintf(line + len, sizeof(line) - len, " (one step of %s)",
+						fmt_delta(d, sizeof(d), f->shape.step_size));
+		}
+		if (line[len - 1] != ':')
+			wrap(out, line, 2);
 	}
-	if (steady)
-		fputc('\n', out);
 	if (!n && !steady)
 		fprintf(out, "  nothing to judge: too few requests or samples of any memory\n");
 	else if (!n)
@@ -135,7 +141,7 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY)
+		if (f->kind == F_STEADY || f->minor)
 			continue;
 		if (!n++)
 			fprintf(out, "\nEvidence for the verdicts\n");
@@ -178,6 +184,7 @@ static struct json_object *finding_json(const struct model *m, const struct find
 	add(o, "message", str(f->message));
 	add(o, "confidence", numq(f->confidence));
 	add(o, "per_request", json_object_new_boolean(f->per_request));
+	add(o, "minor", json_object_new_boolean(f->minor));
 	add(o, "points", u64(f->points));
 	add(o, "bytes_per_request", bytesq(f->bytes_per_request));
 	add(o, "bytes_per_second", bytesq(f->bytes_per_second));
@@ -249,9 +256,41 @@ struct json_object *request_memory_json(const struct model *m, const struct mode
 		if (!category__level(&cats[i], end, &b))
 			continue;
 		c = json_object_new_object();
-		add(c, "level", num(b));
-		add(c, "delta", category__level(&cats[i], r->start_ts, &a) ? num(b - a) : NULL);
+		add(c, "level", numq(b));
+		add(c, "delta", category__level(&cats[i], r->start_ts, &a) ? numq(b - a) : NULL);
 		add(o, cats[i].name, c);
 	}
 	return o;
+}
+
+#define MAX_INTERVALS 1000
+
+/* every category's level at each sampling interval (evenly spread over the
+ * run when it had more than MAX_INTERVALS) */
+struct json_object *memory_by_interval_json(const struct model *m, const struct model_proc *p)
+{
+	struct category cats[CAT_MAX];
+	size_t n = categories__list(m, p, cats, CAT_MAX), i, k, rows;
+	struct json_object *a = json_object_new_array();
+	__u64 from = p->first_ts, to = p->exited ? p->exit_ts : m->last_ts, step;
+	double v;
+
+	if (to <= from || !m->interval_ms)
+		return a;
+	step = m->interval_ms * 1000000ull;
+	rows = (to - from) / step + 1;
+	if (rows > MAX_INTERVALS) {
+		rows = MAX_INTERVALS;
+		step = (to - from) / (rows - 1);
+	}
+	for (i = 0; i < rows; i++) {
+		__u64 ts = from + i * step < to ? from + i * step : to;
+		struct json_object *o = json_object_new_object();
+
+		add(o, "t_s", num(model__secs(m, ts)));
+		for (k = 0; k < n; k++)
+			add(o, cats[k].name, category__level(&cats[k], ts, &v) ? numq(v) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
 }

@@ -155,7 +155,7 @@ run: deps
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c tests/fake/*.c helper/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c tests/fake/*.c helper/*.c tools/*.c
 
 clean:
 	$(call msg,CLEAN)

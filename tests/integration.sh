@@ -284,7 +284,8 @@ test_lost_events_are_reported() {
 
 test_format_is_clean() {
 	local bad
-	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c 2>&1 |
+	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c \
+		tests/fake/*.c helper/*.c tools/*.c 2>&1 |
 		grep -c 'warning:')
 	expect "[ $bad = 0 ]" "clang-format clean (run make format)"
 }
@@ -649,6 +650,11 @@ GUEST
 		"evictions: $(jq -c '.kernel_buffers.evictions[:3]' "$r")" || return 1
 	expect '[ "$(jq "[.kernel_buffers.evictions[] | select(.owner_pid == $pid)] | length" "$r")" -ge 2 ]' \
 		"drmflip's own buffers evicted, with their owner" || return 1
+	# the verdict: its buffers left VRAM, by its own hand, and all came back
+	# or were freed; no decode rates to compare
+	expect '[ "$(jq "[.findings[] | select(.kind == \"eviction_slowdown\" and .pid == $pid and .evictor_pid == $pid and .evictions >= 2)] | length" "$r")" = 1 ]' \
+		"the eviction finding: $(jq -c '[.findings[] | select(.kind != "steady") | {kind, category, evictor_pid, evictions}]' "$r")" ||
+		return 1
 	# bochs prints no DRM fdinfo (nor does vgem): the counters of real GPU
 	# drivers are checked by the unit tests on their text
 	expect '[ "$(jqr .processes[0].drm_fdinfo "$r")" = null ]' \

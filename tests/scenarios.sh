@@ -183,6 +183,17 @@ test_scenario_control_cache_fills() {
 	done
 }
 
+test_scenario_control_eviction_moved_back() {
+	for seed in $SEEDS; do
+		scenario eviction-back "$seed" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0] | .still_out_bytes == 0 and
+			.returned_bytes == $e[0].evicted_bytes' "all of it back" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0].message | test("system memory") | not' \
+			"no slowdown claimed" || return 1
+		check 'f("eviction_slowdown"; "bo_vram")[0].message | test("did not clearly fall")' || return 1
+	done
+}
+
 # the generator's files are real recordings: replays agree with themselves
 test_scenario_files_replay_identically() {
 	local s

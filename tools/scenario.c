@@ -25,15 +25,15 @@
 struct gen {
 	struct tracefile_writer *w;
 	unsigned long long rng;
-	__u64 t;       /* now, ns */
-	__u32 stacks;  /* stack ids handed out */
-	__u64 conn;    /* connection ids */
-	__u64 handle;  /* GPU handles and addresses */
-	double anon;   /* the target's anonymous RSS */
-	double avail;  /* the host's MemAvailable */
-	double nvml;   /* the target's device memory as NVML tells it */
-	int requests;  /* made so far */
-	FILE *expect;  /* -e: what was put in, for the test */
+	__u64 t;      /* now, ns */
+	__u32 stacks; /* stack ids handed out */
+	__u64 conn;   /* connection ids */
+	__u64 handle; /* GPU handles and addresses */
+	double anon;  /* the target's anonymous RSS */
+	double avail; /* the host's MemAvailable */
+	double nvml;  /* the target's device memory as NVML tells it */
+	int requests; /* made so far */
+	FILE *expect; /* -e: what was put in, for the test */
 	int nexpect;
 	__u64 buf[8192];
 };
@@ -364,15 +364,18 @@ static void server_start(struct gen *g, const char *cmd, __u32 flags)
 	meminfo(g);
 }
 
-static const char *const weights_stack[] = { "ggml_vk_create_buffer@libggml-vulkan.so",
-					     "ggml_backend_vk_buffer_type_alloc_buffer@libggml-vulkan.so",
-					     "llama_model::load_tensors@libllama.so",
-					     "llama_model_load_from_file@libllama.so",
-					     "main@llama-server" };
-static const char *const kv_stack[] = { "ggml_vk_create_buffer@libggml-vulkan.so",
-					"ggml_backend_vk_buffer_type_alloc_buffer@libggml-vulkan.so",
-					"llama_kv_cache::llama_kv_cache@libllama.so",
-					"llama_init_from_model@libllama.so", "main@llama-server" };
+static const char *const weights_stack[] = {
+	"ggml_vk_create_buffer@libggml-vulkan.so",
+	"ggml_backend_vk_buffer_type_alloc_buffer@libggml-vulkan.so",
+	"llama_model::load_tensors@libllama.so", "llama_model_load_from_file@libllama.so",
+	"main@llama-server"
+};
+static const char *const kv_stack[] = {
+	"ggml_vk_create_buffer@libggml-vulkan.so",
+	"ggml_backend_vk_buffer_type_alloc_buffer@libggml-vulkan.so",
+	"llama_kv_cache::llama_kv_cache@libllama.so", "llama_init_from_model@libllama.so",
+	"main@llama-server"
+};
 static const char *const compute_stack[] = {
 	"ggml_vk_create_buffer@libggml-vulkan.so",
 	"ggml_backend_vk_buffer_type_alloc_buffer@libggml-vulkan.so",
@@ -384,8 +387,7 @@ static const char *const cache_stack[] = { "operator new@libstdc++.so.6",
 					   "server_prompt_cache::save@llama-server",
 					   "server_context::update_slots@llama-server",
 					   "main@llama-server" };
-static const char *const churn_stack[] = { "malloc@libc.so.6",
-					   "common_tokenize@llama-server",
+static const char *const churn_stack[] = { "malloc@libc.so.6", "common_tokenize@llama-server",
 					   "server_context::handle_completions@llama-server",
 					   "main@llama-server" };
 
@@ -467,8 +469,9 @@ static void host_cache(struct gen *g, bool fixed, bool bounded, bool per_token)
 	end(g, GMT_END_SIGNAL);
 }
 
-/* scenario 3: buffers in VRAM, evicted by another process, never back */
-static void eviction(struct gen *g)
+/* scenario 3: buffers in VRAM, evicted by another process, never back;
+ * or (a control) moved back once it is gone, and as fast as before */
+static void eviction(struct gen *g, bool back)
 {
 	double total = jitter(g, 3.9 * GiB, 0.4), other = jitter(g, 4.1 * GiB, 0.4);
 	double fast = jitter(g, 10, 0.3), slow = fast / uniform(g, 5, 12);
@@ -484,8 +487,8 @@ static void eviction(struct gen *g)
 		   GMT_PL_VRAM, PID, PID, "llama-server");
 	}
 	for (i = 0; i < n1; i++)
-		request(g, (__u32)uniform(g, 20, 200), (__u32)uniform(g, 24, 48), jitter(g, fast, 0.05),
-			NULL, NULL);
+		request(g, (__u32)uniform(g, 20, 200), (__u32)uniform(g, 24, 48),
+			jitter(g, fast, 0.05), NULL, NULL);
 	g->t += 2 * SEC;
 	/* the other program loads: its buffers take VRAM, ours go to GTT */
 	for (i = 0; i < 8; i++) {
@@ -502,9 +505,14 @@ static void eviction(struct gen *g)
 	for (i = 0; i < 8; i++)
 		bo(g, GMT_BO_FREE, 0xffff888200000000ull + i * 0x1000, other / 8, GMT_PL_VRAM,
 		   GMT_PL_VRAM, EVICTOR, EVICTOR, "llava");
+	for (i = 0; back && i < 8 && i < nb; i++)
+		bo(g, GMT_BO_MOVE, 0xffff888100000000ull + i * 0x1000, total / nb, GMT_PL_TT,
+		   GMT_PL_VRAM, PID, PID, "llama-server");
+	if (back)
+		slow = fast;
 	for (i = 0; i < n2; i++)
-		request(g, (__u32)uniform(g, 20, 200), (__u32)uniform(g, 24, 48), jitter(g, slow, 0.05),
-			NULL, NULL);
+		request(g, (__u32)uniform(g, 20, 200), (__u32)uniform(g, 24, 48),
+			jitter(g, slow, 0.05), NULL, NULL);
 	expect(g, "evicted_bytes", (double)((__u64)(total / nb) / 4096 * 4096) * (nb < 8 ? nb : 8));
 	expect(g, "rate_before", fast);
 	expect(g, "rate_after", slow);
@@ -620,15 +628,16 @@ static void control(struct gen *g, double noise_frac, int warm)
 	c.size = c.base;
 	c.addr = host_alloc(g, c.size, c.stack_id);
 	for (i = 0; i < n; i++)
-		request(g, (__u32)uniform(g, 20, 3000), (__u32)uniform(g, 16, 64), jitter(g, 20, 0.2),
-			churn, &c);
+		request(g, (__u32)uniform(g, 20, 3000), (__u32)uniform(g, 16, 64),
+			jitter(g, 20, 0.2), churn, &c);
 	expect(g, "requests", n);
 	end(g, GMT_END_SIGNAL);
 }
 
 static const char *const names[] = {
-	"host-cache",	"fixed-step-cache", "fixed-step-leak", "eviction", "graph-growth",
-	"startup-oom",	"steady",	    "warmup",	       "noisy",	   "cache-fills",
+	"host-cache",	"fixed-step-cache", "fixed-step-leak", "eviction",
+	"graph-growth", "startup-oom",	    "steady",	       "warmup",
+	"noisy",	"cache-fills",	    "eviction-back",
 };
 
 int main(int argc, char **argv)
@@ -655,7 +664,8 @@ int main(int argc, char **argv)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return 1;
-	g->rng = 0x9e3779b97f4a7c15ull ^ (argc > 3 ? strtoull(argv[3], NULL, 0) : 1) * 0xbf58476d1ce4e5b9ull;
+	g->rng = 0x9e3779b97f4a7c15ull ^
+		 (argc > 3 ? strtoull(argv[3], NULL, 0) : 1) * 0xbf58476d1ce4e5b9ull;
 	if (!g->rng)
 		g->rng = 1;
 	g->t = SEC;
@@ -679,7 +689,7 @@ int main(int argc, char **argv)
 		host_cache(g, true, false, false);
 		break;
 	case 3:
-		eviction(g);
+		eviction(g, false);
 		break;
 	case 4:
 		graphs(g);
@@ -698,6 +708,9 @@ int main(int argc, char **argv)
 		break;
 	case 9:
 		host_cache(g, false, true, true);
+		break;
+	case 10:
+		eviction(g, true);
 		break;
 	}
 	if (g->expect)

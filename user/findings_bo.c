@@ -54,7 +54,8 @@ static double auc(const double *x, size_t nx, const double *y, size_t ny, double
 static void evictor(const struct model *m, const struct model_proc *p, __u32 who,
 		    struct findings *fs)
 {
-	double before[512], after[512], bytes = 0, back = 0, z = 0, a_med = 0, b_med = 0, pr;
+	double before[512], after[512], bytes = 0, back = 0, gone = 0, z = 0, a_med = 0, b_med = 0;
+	double pr, out;
 	__u64 first = 0, last = 0;
 	size_t i, nb = 0, na = 0, count = 0;
 	char comm[GMT_COMM_LEN] = "", a[32], b[32], c[32], tail[256] = "";
@@ -77,7 +78,10 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 		bo = bo_of(m, e->bo, e->ts);
 		if (bo && bo->live && bo->place == GMT_PL_VRAM)
 			back += e->size;
+		else if (bo && !bo->live)
+			gone += e->size;
 	}
+	out = bytes - back - gone;
 	if (!count)
 		return;
 	for (i = 0; i < m->nr_bo_owners; i++) {
@@ -115,6 +119,8 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	finding__num(f, "evicted_bytes", bytes);
 	finding__num(f, "evictions", count);
 	finding__num(f, "returned_bytes", back);
+	finding__num(f, "freed_bytes", gone);
+	finding__num(f, "still_out_bytes", out);
 	finding__num(f, "first_s", model__secs(m, first));
 	finding__num(f, "last_s", model__secs(m, last));
 	finding__evidence(f,
@@ -147,19 +153,21 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	size_t len = snprintf(f->message, sizeof(f->message),
 			      "at %.2f s, %s of this process's buffers moved out of VRAM%s; ",
 			      model__secs(m, first), B(a, bytes), tail);
-	if (back >= bytes)
+	if (out <= 0)
 		len += snprintf(f->message + len, sizeof(f->message) - len,
-				"all of it moved back.");
-	else if (back > 0)
-		len += snprintf(f->message + len, sizeof(f->message) - len, "only %s moved back.",
-				B(a, back));
+				"by the end, %s had moved back and %s was freed.", B(a, back),
+				B(b, gone));
+	else if (back > 0 || gone > 0)
+		len += snprintf(f->message + len, sizeof(f->message) - len,
+				"%s is still out of VRAM (%s moved back, %s was freed)", B(a, out),
+				B(b, back), B(c, gone));
 	else
 		len += snprintf(f->message + len, sizeof(f->message) - len, "none moved back");
-	if (back < bytes && ev && !ev->live && ev->last_free_ts)
+	if (out > 0 && ev && !ev->live && ev->last_free_ts)
 		len += snprintf(f->message + len, sizeof(f->message) - len,
 				" after PID %u freed its buffers at %.2f s.", who,
 				model__secs(m, ev->last_free_ts));
-	else if (back < bytes)
+	else if (out > 0)
 		len += snprintf(f->message + len, sizeof(f->message) - len, " by the end.");
 	if (nb && na && z >= Z95_ONE_SIDED)
 		snprintf(f->message + len, sizeof(f->message) - len,

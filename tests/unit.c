@@ -965,6 +965,31 @@ out:
 	model__free(m);
 }
 
+/* a long run: 5000 requests are judged as quickly as 50, and alike */
+static void test_findings_long_run(void)
+{
+	struct model *m = model_of_run(2);
+	const struct finding *f;
+	struct findings *fs;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		double t = 3 + i * 0.01;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		gpu_call(m, t + 0.001, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 4096,
+			 0, ~0u);
+		http_event(m, t + 0.004, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.005, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	fs = findings__build(m);
+	f = find_finding(fs, F_LEAK, "cuda_device");
+	if (ASSERT_TRUE(f != NULL, "a leak over 5000 requests"))
+		ASSERT_EQ((long long)(f->bytes_per_request + 0.5), 4096, "4 KiB a request");
+	findings__free(fs);
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -1051,6 +1076,7 @@ static const struct {
 	{ "unit_model_requests", test_model_requests },
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_findings", test_findings },
+	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_fmt", test_fmt },
 };
 

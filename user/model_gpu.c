@@ -99,10 +99,12 @@ static struct model_gpu_live *insert(struct model_gpu *g, __u64 handle, unsigned
 	return &g->live[i];
 }
 
+/* at most two points per SERIES_STEP_NS: the last one moves forward, so a
+ * level read at any moment never holds a later change */
 static void series_set(struct series *s, __u64 ts, __s64 v)
 {
-	if (s->n && ts < s->p[s->n - 1].ts + SERIES_STEP_NS && s->n > 1) {
-		s->p[s->n - 1].v = v;
+	if (s->n >= 2 && ts < s->p[s->n - 2].ts + SERIES_STEP_NS) {
+		s->p[s->n - 1] = (struct series_point){ ts, v };
 		return;
 	}
 	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))

@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "analyze.h"
 #include "findings.h"
+#include "top_layout.h"
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
@@ -990,6 +991,99 @@ static void test_findings_long_run(void)
 	model__free(m);
 }
 
+/* the leak of test_findings, as the live view lays it out */
+static struct model *leaky_model(void)
+{
+	struct model *m = model_of_run(2);
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		double t = 3 + i;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		gpu_call(m, t + 0.1, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 1 << 20,
+			 0, ~0u);
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	gpu_call(m, 16, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0, 1ull << 40, 2, ~0u);
+	return m;
+}
+
+static bool screen_has(const struct top_line *l, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strstr(l[i].text, what))
+			return true;
+	return false;
+}
+
+static void test_top_layout(void)
+{
+	static const int sizes[][2] = { { 40, 120 }, { 24, 80 }, { 12, 40 }, { 6, 30 }, { 1, 10 } };
+	struct top_line *l = calloc(256, sizeof(*l));
+	struct model *m = leaky_model();
+	struct top_state st = { .refresh_s = 1 };
+	struct findings *fs;
+	char plain[1024], spark[16];
+	double ramp[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	size_t n, i, k, s;
+
+	if (!ASSERT_TRUE(l != NULL, "memory"))
+		goto out;
+	m->target_pid = 100;
+	for (i = 0; i < 5; i++) { /* five refreshes of history */
+		st.now = T(4 + 3 * i);
+		top__sample(m, &st);
+	}
+	st.baseline_ts = m->start_ts;
+	fs = findings__build(m);
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		int rows = sizes[s][0], cols = sizes[s][1];
+
+		n = top__layout(m, fs, &st, rows, cols, l, 256);
+		ASSERT_TRUE(n >= 1 && n <= (size_t)rows, "no more lines than rows");
+		for (i = 0; i < n; i++) {
+			ASSERT_TRUE(strlen(l[i].text) <= (size_t)cols, "no line wider than the screen");
+			for (k = 0; k < l[i].nspan; k++)
+				ASSERT_TRUE(l[i].span[k].at + l[i].span[k].len <= strlen(l[i].text),
+					    "highlights inside their line");
+		}
+		ASSERT_TRUE(strstr(l[0].text, "pid 100") != NULL || cols < 20, "the header first");
+		if (rows >= 24) {
+			ASSERT_TRUE(screen_has(l, n, "LEAK") && screen_has(l, n, "FAILED"),
+				    "the verdicts");
+			ASSERT_TRUE(screen_has(l, n, "CUDA device memory"), "the memory panel");
+			ASSERT_TRUE(screen_has(l, n, "12 in all"), "the requests panel");
+			ASSERT_TRUE(screen_has(l, n, "+1.0 MiB"), "a request's memory");
+			ASSERT_TRUE(screen_has(l, n, "CUDA_ERROR_OUT_OF_MEMORY"), "the failure event");
+			ASSERT_TRUE(strstr(l[n - 1].text, "q quit") != NULL, "the keys last");
+		}
+		if (rows == 6)
+			ASSERT_TRUE(screen_has(l, n, "panels need"), "a tiny screen says so");
+	}
+	/* sort and help */
+	st.mem_sort = TS_NAME;
+	n = top__layout(m, fs, &st, 40, 120, l, 256);
+	ASSERT_TRUE(screen_has(l, n, "(by name)"), "the sort is shown");
+	st.help = true;
+	n = top__layout(m, fs, &st, 40, 120, l, 256);
+	ASSERT_TRUE(screen_has(l, n, "HELP") && !screen_has(l, n, "in all"), "help replaces panels");
+	top__plain(m, fs, &st, plain, sizeof(plain));
+	ASSERT_TRUE(strstr(plain, "cuda_device 12.0 MiB") && strstr(plain, "leak cuda_device"),
+		    "the plain line");
+	top__spark(ramp, 8, spark, 8);
+	ASSERT_STR(spark, " _.-=+*#", "a rising sparkline");
+	top__spark(ramp, 8, spark, 4);
+	ASSERT_STR(spark, " .+#", "the newest that fit, on their own scale");
+	findings__free(fs);
+out:
+	free(l);
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -1077,6 +1171,7 @@ static const struct {
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_findings", test_findings },
 	{ "unit_findings_long_run", test_findings_long_run },
+	{ "unit_top_layout", test_top_layout },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -1,10 +1,27 @@
 #!/bin/sh
-# `make run`: trace the bundled demo workload, which grows its memory by
-# 16 MiB every half second, and print the report.
+# `make run`: the real llama.cpp (node-llama-cpp's Vulkan build, on Mesa's
+# lavapipe) behind a small OpenAI-style front end that leaks a context per
+# request, driven by a client, with gpumemtrace -p on it. On a terminal the
+# live view shows the requests, the Vulkan memory growing with each, and the
+# verdict; q (or 60 s) ends it with the report.
 set -eu
 cd "$(dirname "$0")/.."
-echo "demo: tracing a workload that maps and touches 16 MiB every 0.5 s, 10 times"
-echo "demo: sudo ./gpumemtrace -i 0.5 -- .output/tests/workload --steps 10 --step-mib 16 --step-ms 500"
+dir=.output/demo
+mkdir -p "$dir"
+rm -f "$dir/ready"
+mkfifo "$dir/ready"
+node tools/tiny-gguf.mjs "$dir/tiny.gguf" >/dev/null
+GGML_VK_VISIBLE_DEVICES=0 GMT_VARIANT=leak node tests/e2e/server.mjs "$dir/tiny.gguf" \
+	"$dir/ready" 2>"$dir/server.log" &
+server=$!
+trap 'kill $server $client 2>/dev/null || true' EXIT INT TERM
+client=""
+read -r port <"$dir/ready"
+echo "demo: llama.cpp (Vulkan on lavapipe) serves on port $port as pid $server;"
+echo "demo: it leaks a context (KV cache and compute buffers) on every request."
+echo "demo: a client sends 60 requests, one at a time."
+echo "demo: sudo ./gpumemtrace -d 60 -p $server    (q quits early)"
 echo
-exec ./gpumemtrace -i 0.5 -- .output/tests/workload --steps 10 --step-mib 16 --step-ms 500 \
-	--out /dev/null
+node tests/e2e/client.mjs "$port" 60 8 >"$dir/client.json" &
+client=$!
+./gpumemtrace -d 60 -p "$server"

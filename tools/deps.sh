@@ -4,7 +4,7 @@
 set -eu
 pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
-qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev"
+qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev libncurses-dev tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

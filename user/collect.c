@@ -546,6 +546,10 @@ static int make_epoll(struct collect *c, int *sigfd)
 	epoll_ctl(ep, EPOLL_CTL_ADD, attach__pidfd(c->a), &ev);
 	ev.data.u32 = 2;
 	epoll_ctl(ep, EPOLL_CTL_ADD, *sigfd, &ev);
+	if (c->o->ui && c->o->ui_fd >= 0) {
+		ev.data.u32 = 3;
+		epoll_ctl(ep, EPOLL_CTL_ADD, c->o->ui_fd, &ev);
+	}
 	return ep;
 }
 
@@ -589,6 +593,8 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 				ring_buffer__consume(c->rb);
 			else if (evs[i].data.u32 == 1)
 				return GMT_END_TARGET_EXIT;
+			else if (evs[i].data.u32 == 3)
+				continue; /* keys: the view reads them below */
 			else if (read(sigfd, &si, sizeof(si)) == sizeof(si))
 				return GMT_END_SIGNAL;
 		}
@@ -606,6 +612,8 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 		}
 		if (c->o->tick)
 			c->o->tick(c->o->ctx, now);
+		if (c->o->ui && c->o->ui(c->o->ctx, now))
+			return GMT_END_SIGNAL; /* q in the live view */
 	}
 }
 

@@ -18,6 +18,10 @@ struct collect_opts {
 	void *ctx;
 	/* called at least once a second, for the recorder's flush */
 	void (*tick)(void *ctx, __u64 now_ns);
+	/* the live view: called when ui_fd (-1: none) is readable and at every
+	 * wake-up, at least four times a second; true stops tracing */
+	int ui_fd;
+	bool (*ui)(void *ctx, __u64 now);
 	bool quiet;
 	const char *debug_dir; /* separate debug files; NULL: /usr/lib/debug */
 };

@@ -312,7 +312,9 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 		finding__evidence(f, "the step follows the prompt length (Kendall tau %.2f)", tau);
 		if (tau > 0)
 			snprintf(say, size,
-				 " Each request adds memory in proportion to its prompt.");
+				 " The step per request rises with the prompt's length (Kendall tau "
+				 "%.2f).",
+				 tau);
 		return;
 	}
 	finding__evidence(f,

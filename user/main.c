@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <poll.h>
 #include <unistd.h>
 #include "attach.h"
 #include "collect.h"
@@ -18,6 +19,7 @@
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
+#include "top.h"
 #include "tracefile.h"
 
 enum mode { MODE_LIVE, MODE_RECORD, MODE_REPLAY };
@@ -30,8 +32,9 @@ struct args {
 	const char *input;
 	const char *debug_dir;
 	double duration, interval;
-	bool json, verbose, quiet, follow, events, all_bos;
+	bool json, verbose, quiet, follow, events, all_bos, no_tui, live;
 	unsigned int ringbuf_mb;
+	double speed;
 };
 
 const char *argp_program_version = "gpumemtrace " GMT_VERSION;
@@ -50,6 +53,13 @@ static const char doc[] =
 	"      the report from a recording, on any machine, without root\n"
 	"  gpumemtrace replay --events FILE\n"
 	"      the recorded events themselves, one JSON object per line\n"
+	"  gpumemtrace replay --live [--speed N] FILE\n"
+	"      play a recording through the live view, N times as fast\n"
+	"\n"
+	"On a terminal, tracing shows a live view, as top does: memory by where\n"
+	"it lives, requests, evictions and failures, and the verdicts so far\n"
+	"(q quits and prints the report, h shows the keys). Elsewhere, or with\n"
+	"--no-tui, a line on standard error each interval says the same.\n"
 	"\n"
 	"It traces host memory (RSS, faults, mappings), GPU API allocations\n"
 	"(Vulkan, CUDA, HIP: libraries are found in the target as it loads them)\n"
@@ -68,7 +78,7 @@ static const char doc[] =
 	"\n"
 	"OPTIONS:";
 
-enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR, OPT_EVENTS };
+enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR, OPT_EVENTS, OPT_NO_TUI, OPT_LIVE, OPT_SPEED };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
@@ -87,7 +97,11 @@ static const struct argp_option options[] = {
 	  "Where separate debug files are (by build id or .gnu_debuglink; default "
 	  "/usr/lib/debug, in the target's root)",
 	  0 },
-	{ "quiet", 'q', NULL, 0, "No progress messages on standard error", 0 },
+	{ "no-tui", OPT_NO_TUI, NULL, 0,
+	  "No full-screen view on a terminal: a plain line each interval instead", 0 },
+	{ "live", OPT_LIVE, NULL, 0, "replay: play the recording through the live view", 0 },
+	{ "speed", OPT_SPEED, "N", 0, "replay --live: N times as fast as recorded (default 1)", 0 },
+	{ "quiet", 'q', NULL, 0, "No progress messages or periodic lines on standard error", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's debug log and the verifier's output", 0 },
 	{},
 };
@@ -158,6 +172,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--debug-dir needs an absolute path (at most 200 bytes)");
 		a->debug_dir = arg;
 		break;
+	case OPT_NO_TUI:
+		a->no_tui = true;
+		break;
+	case OPT_LIVE:
+		a->live = true;
+		break;
+	case OPT_SPEED:
+		a->speed = parse_secs(arg, "--speed", state);
+		break;
 	case 'q':
 		a->quiet = true;
 		break;
@@ -180,11 +203,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!a->input)
 				argp_error(state, "replay needs a FILE");
 			if (a->pid || a->argv || a->output)
-				argp_error(state, "replay takes only FILE, --json and --events");
+				argp_error(state, "replay takes only FILE, --json, --events, --live "
+						  "and --speed");
+			if (a->live && a->events)
+				argp_error(state, "--live and --events do not go together");
+			if (a->speed && !a->live)
+				argp_error(state, "--speed goes with --live");
 			break;
 		}
 		if (!a->pid == !a->argv)
 			argp_error(state, "give either -p PID or -- CMD [ARGS...]");
+		if (a->live || a->speed)
+			argp_error(state, "--live and --speed are for replay");
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
 		break;
@@ -200,6 +230,7 @@ struct pipeline {
 	struct tracefile_writer *writer;
 	const char *output;
 	bool write_failed;
+	struct top *top;
 };
 
 static void pipeline_sink(void *ctx, const struct gmt_hdr *e)
@@ -219,6 +250,36 @@ static void pipeline_tick(void *ctx, __u64 now)
 		p->write_failed = true;
 }
 
+static bool pipeline_ui(void *ctx, __u64 now)
+{
+	struct pipeline *p = ctx;
+
+	return top__tick(p->top, now);
+}
+
+/* the full-screen view on a terminal, else plain lines on stderr (none
+ * with -q) */
+static struct top *open_view(const struct args *a, const struct model *m, const char *rec,
+			     bool replay)
+{
+	const char *term = getenv("TERM");
+	struct top_opts o = { .model = m,
+			      .recording = rec,
+			      .replay = replay,
+			      .speed = a->speed,
+			      .refresh_s = replay ? 0.5 : a->interval,
+			      .tui = !a->no_tui && isatty(0) && isatty(1) && term && *term &&
+				     strcmp(term, "dumb"),
+			      .plain = a->quiet ? NULL : stderr };
+	struct top *t = top__new(&o);
+
+	if (!t && o.tui) {
+		o.tui = false;
+		t = top__new(&o);
+	}
+	return t;
+}
+
 static void print_report(const struct model *m, const struct args *a, const struct replay_result *r)
 {
 	struct report_opts o = {};
@@ -234,6 +295,60 @@ static void print_report(const struct model *m, const struct args *a, const stru
 	fflush(stdout);
 }
 
+/* replay --live: each event waits for its time, scaled by --speed; a
+ * pause holds the clock; q plays the rest at once, for the full report */
+struct live_replay {
+	struct model *model;
+	struct top *top;
+	double speed;
+	__u64 first_ts, wall0, paused_ns;
+	bool started, rushing;
+};
+
+static __u64 live_clock(const struct live_replay *l, __u64 wall)
+{
+	return l->first_ts + (__u64)((wall - l->wall0 - l->paused_ns) * l->speed);
+}
+
+static void live_sink(void *ctx, const struct gmt_hdr *e)
+{
+	struct live_replay *l = ctx;
+	struct pollfd pfd = { .fd = top__fd(l->top), .events = POLLIN };
+	__u64 wall, due;
+
+	model__add(l->model, e);
+	if (l->rushing)
+		return;
+	if (!l->started) {
+		l->started = true;
+		l->first_ts = e->ts_ns;
+		l->wall0 = event__now_ns();
+	}
+	for (;;) {
+		wall = event__now_ns();
+		if (top__paused(l->top)) {
+			__u64 before = wall;
+
+			if (top__tick(l->top, live_clock(l, wall))) {
+				l->rushing = true;
+				return;
+			}
+			poll(&pfd, pfd.fd >= 0, 100);
+			l->paused_ns += event__now_ns() - before;
+			continue;
+		}
+		if (top__tick(l->top, live_clock(l, wall) < e->ts_ns ? live_clock(l, wall) : e->ts_ns)) {
+			l->rushing = true;
+			return;
+		}
+		due = l->wall0 + l->paused_ns + (__u64)((e->ts_ns - l->first_ts) / l->speed);
+		if (e->ts_ns <= l->first_ts || wall >= due)
+			return;
+		/* wake for keys, and at least every 100 ms to redraw */
+		poll(&pfd, pfd.fd >= 0, (due - wall) / 1000000 + 1 < 100 ? (due - wall) / 1000000 + 1 : 100);
+	}
+}
+
 static int replay(const struct args *a)
 {
 	struct model *m = model__new();
@@ -246,8 +361,21 @@ static int replay(const struct args *a)
 		fprintf(stderr, "gpumemtrace: out of memory\n");
 		goto out;
 	}
-	if (a->events ? tracefile__replay(a->input, dump__event, &d, r) :
-			tracefile__replay(a->input, model__add, m, r)) {
+	if (a->live) {
+		struct live_replay l = { .model = m, .speed = a->speed ? a->speed : 1 };
+		int rc;
+
+		l.top = open_view(a, m, a->input, true);
+		rc = tracefile__replay(a->input, live_sink, &l, r);
+		if (!rc && !l.rushing)
+			top__wait_end(l.top, m->last_ts);
+		top__end(l.top);
+		if (rc) {
+			fprintf(stderr, "gpumemtrace: %s\n", r->error);
+			goto out;
+		}
+	} else if (a->events ? tracefile__replay(a->input, dump__event, &d, r) :
+			       tracefile__replay(a->input, model__add, m, r)) {
 		fprintf(stderr, "gpumemtrace: %s\n", r->error);
 		goto out;
 	}
@@ -365,10 +493,17 @@ static int trace(const struct args *a)
 	}
 	if (a->verbose)
 		print_probes(at);
+	p.top = open_view(a, p.model, a->output, false);
+	co.ui_fd = top__fd(p.top);
+	co.ui = p.top ? pipeline_ui : NULL;
 	if (collect__run(at, &co, err, sizeof(err))) {
+		top__end(p.top);
+		p.top = NULL;
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 		goto out;
 	}
+	top__end(p.top);
+	p.top = NULL;
 	print_report(p.model, a, NULL);
 	fflush(stdout);
 	ret = 0;

@@ -19,9 +19,9 @@ client=""
 read -r port <"$dir/ready"
 echo "demo: llama.cpp (Vulkan on lavapipe) serves on port $port as pid $server;"
 echo "demo: it leaks a context (KV cache and compute buffers) on every request."
-echo "demo: a client sends 60 requests, one at a time."
+echo "demo: a client sends 100 requests, one every half second or so."
 echo "demo: sudo ./gpumemtrace -d 60 -p $server    (q quits early)"
 echo
-node tests/e2e/client.mjs "$port" 60 8 >"$dir/client.json" &
+node tests/e2e/client.mjs "$port" 100 8 500 >"$dir/client.json" &
 client=$!
 ./gpumemtrace -d 60 -p "$server"

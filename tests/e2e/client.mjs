@@ -2,11 +2,14 @@
 // Sends N requests to tests/e2e/server.mjs, one at a time, alternating
 // /v1/completions and /v1/chat/completions, streaming and not; prints each
 // request's path and the server's own figures, and the throughput, as JSON.
-//   node client.mjs PORT [N] [MAX_TOKENS]
-const [port, n = "4", maxTokens = "8"] = process.argv.slice(2);
+//   node client.mjs PORT [N] [MAX_TOKENS] [GAP_MS]
+// GAP_MS: a pause between requests (the demo's pace)
+const [port, n = "4", maxTokens = "8", gap = "0"] = process.argv.slice(2);
 const out = [];
 const t0 = performance.now();
 for (let i = 0; i < Number(n); i++) {
+	if (i && Number(gap))
+		await new Promise((r) => setTimeout(r, Number(gap)));
 	const chat = i % 2 === 1, stream = i % 4 >= 2;
 	const path = chat ? "/v1/chat/completions" : "/v1/completions";
 	const body = chat ? { messages: [{ role: "user", content: `question ${i}` }] } : { prompt: `once upon a time ${i}` };

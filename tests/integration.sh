@@ -885,3 +885,15 @@ test_replay_live_plays_a_recording() {
 	expect 'cmp -s "$T/r.txt" "$T/plain.txt"' "the same report as a plain replay" || return 1
 	expect '! "$GMT" replay --speed 2 "$T/h.gmt" 2>/dev/null' "--speed needs --live" || return 1
 }
+
+# `make run`'s demo, shortened: the real llama.cpp leaking a context per
+# request is judged a Vulkan leak
+test_demo_finds_the_leak() {
+	need_root
+	need_lavapipe
+	need_llama
+	(cd "$ROOT" && DEMO_SECONDS=12 tools/demo.sh) >"$T/r.txt" 2>"$T/err" || return 1
+	expect 'grep -q "^  LEAK: Vulkan device memory" "$T/r.txt"' \
+		"the verdict: $(sed -n "/^Verdicts/,/^HTTP/p" "$T/r.txt" | head -8)" || return 1
+	expect 'grep -q "leak vulkan_device" "$T/err"' "said while it ran" || return 1
+}

@@ -1046,7 +1046,8 @@ static void test_top_layout(void)
 		n = top__layout(m, fs, &st, rows, cols, l, 256);
 		ASSERT_TRUE(n >= 1 && n <= (size_t)rows, "no more lines than rows");
 		for (i = 0; i < n; i++) {
-			ASSERT_TRUE(strlen(l[i].text) <= (size_t)cols, "no line wider than the screen");
+			ASSERT_TRUE(strlen(l[i].text) <= (size_t)cols,
+				    "no line wider than the screen");
 			for (k = 0; k < l[i].nspan; k++)
 				ASSERT_TRUE(l[i].span[k].at + l[i].span[k].len <= strlen(l[i].text),
 					    "highlights inside their line");
@@ -1058,7 +1059,8 @@ static void test_top_layout(void)
 			ASSERT_TRUE(screen_has(l, n, "CUDA device memory"), "the memory panel");
 			ASSERT_TRUE(screen_has(l, n, "12 in all"), "the requests panel");
 			ASSERT_TRUE(screen_has(l, n, "+1.0 MiB"), "a request's memory");
-			ASSERT_TRUE(screen_has(l, n, "CUDA_ERROR_OUT_OF_MEMORY"), "the failure event");
+			ASSERT_TRUE(screen_has(l, n, "CUDA_ERROR_OUT_OF_MEMORY"),
+				    "the failure event");
 			ASSERT_TRUE(strstr(l[n - 1].text, "q quit") != NULL, "the keys last");
 		}
 		if (rows == 6)
@@ -1070,7 +1072,8 @@ static void test_top_layout(void)
 	ASSERT_TRUE(screen_has(l, n, "(by name)"), "the sort is shown");
 	st.help = true;
 	n = top__layout(m, fs, &st, 40, 120, l, 256);
-	ASSERT_TRUE(screen_has(l, n, "HELP") && !screen_has(l, n, "in all"), "help replaces panels");
+	ASSERT_TRUE(screen_has(l, n, "HELP") && !screen_has(l, n, "in all"),
+		    "help replaces panels");
 	top__plain(m, fs, &st, plain, sizeof(plain));
 	ASSERT_TRUE(strstr(plain, "cuda_device 12.0 MiB") && strstr(plain, "leak cuda_device"),
 		    "the plain line");

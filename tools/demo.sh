@@ -4,8 +4,10 @@
 # request, driven by a client, with gpumemtrace -p on it. On a terminal the
 # live view shows the requests, the Vulkan memory growing with each, and the
 # verdict; q (or 60 s) ends it with the report.
+#   DEMO_SECONDS (default 60): how long it traces
 set -eu
 cd "$(dirname "$0")/.."
+secs=${DEMO_SECONDS:-60}
 dir=.output/demo
 mkdir -p "$dir"
 rm -f "$dir/ready"
@@ -20,8 +22,8 @@ read -r port <"$dir/ready"
 echo "demo: llama.cpp (Vulkan on lavapipe) serves on port $port as pid $server;"
 echo "demo: it leaks a context (KV cache and compute buffers) on every request."
 echo "demo: a client sends 100 requests, one every half second or so."
-echo "demo: sudo ./gpumemtrace -d 60 -p $server    (q quits early)"
+echo "demo: sudo ./gpumemtrace -d $secs -p $server    (q quits early)"
 echo
 node tests/e2e/client.mjs "$port" 100 8 500 >"$dir/client.json" &
 client=$!
-./gpumemtrace -d 60 -p "$server"
+./gpumemtrace -d "$secs" -p "$server"

@@ -311,10 +311,11 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 	if (fabs(z) >= Z95) {
 		finding__evidence(f, "the step follows the prompt length (Kendall tau %.2f)", tau);
 		if (tau > 0)
-			snprintf(say, size,
-				 " The step per request rises with the prompt's length (Kendall tau "
-				 "%.2f).",
-				 tau);
+			snprintf(
+				say, size,
+				" The step per request rises with the prompt's length (Kendall tau "
+				"%.2f).",
+				tau);
 		return;
 	}
 	finding__evidence(f,

@@ -203,8 +203,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!a->input)
 				argp_error(state, "replay needs a FILE");
 			if (a->pid || a->argv || a->output)
-				argp_error(state, "replay takes only FILE, --json, --events, --live "
-						  "and --speed");
+				argp_error(state,
+					   "replay takes only FILE, --json, --events, --live "
+					   "and --speed");
 			if (a->live && a->events)
 				argp_error(state, "--live and --events do not go together");
 			if (a->speed && !a->live)
@@ -337,7 +338,8 @@ static void live_sink(void *ctx, const struct gmt_hdr *e)
 			l->paused_ns += event__now_ns() - before;
 			continue;
 		}
-		if (top__tick(l->top, live_clock(l, wall) < e->ts_ns ? live_clock(l, wall) : e->ts_ns)) {
+		if (top__tick(l->top,
+			      live_clock(l, wall) < e->ts_ns ? live_clock(l, wall) : e->ts_ns)) {
 			l->rushing = true;
 			return;
 		}
@@ -345,7 +347,8 @@ static void live_sink(void *ctx, const struct gmt_hdr *e)
 		if (e->ts_ns <= l->first_ts || wall >= due)
 			return;
 		/* wake for keys, and at least every 100 ms to redraw */
-		poll(&pfd, pfd.fd >= 0, (due - wall) / 1000000 + 1 < 100 ? (due - wall) / 1000000 + 1 : 100);
+		poll(&pfd, pfd.fd >= 0,
+		     (due - wall) / 1000000 + 1 < 100 ? (due - wall) / 1000000 + 1 : 100);
 	}
 }
 

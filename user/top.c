@@ -155,6 +155,9 @@ static void draw(struct top *t)
 		findings__free(fs);
 		return;
 	}
+	/* a command started with -- CMD may write to the same terminal: paint
+	 * it all each time */
+	clearok(curscr, TRUE);
 	getmaxyx(stdscr, rows, cols);
 	n = top__layout(t->o.model, fs, &t->st, rows, cols, t->lines, MAX_LINES);
 	findings__free(fs);
@@ -208,10 +211,12 @@ static bool key(struct top *t, int c)
 		break;
 	case '+':
 	case '=':
-		t->st.refresh_s = t->st.refresh_s * 2 > MAX_REFRESH ? MAX_REFRESH : t->st.refresh_s * 2;
+		t->st.refresh_s =
+			t->st.refresh_s * 2 > MAX_REFRESH ? MAX_REFRESH : t->st.refresh_s * 2;
 		break;
 	case '-':
-		t->st.refresh_s = t->st.refresh_s / 2 < MIN_REFRESH ? MIN_REFRESH : t->st.refresh_s / 2;
+		t->st.refresh_s =
+			t->st.refresh_s / 2 < MIN_REFRESH ? MIN_REFRESH : t->st.refresh_s / 2;
 		break;
 	case 'r':
 		t->st.baseline_ts = t->st.now;

@@ -15,7 +15,7 @@ struct top_opts {
 	bool replay;
 	double speed;
 	double refresh_s;
-	bool tui;    /* full screen; else plain lines to `plain` (NULL: none) */
+	bool tui; /* full screen; else plain lines to `plain` (NULL: none) */
 	FILE *plain;
 };
 

@@ -180,7 +180,7 @@ static void probes(struct screen *s, const struct model *m)
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
 	static const char *const names[F_NR] = { "FAILED", "LEAK", "UNEXPLAINED", "EVICTED",
-						  "CACHE",  "STEP", "STEADY" };
+						 "CACHE",  "STEP", "STEADY" };
 	struct top_line *l = line(s, TA_NORMAL);
 	char a[32], b[32];
 	size_t i;
@@ -238,8 +238,9 @@ static size_t verdicts(struct screen *s, const struct model *m, const struct fin
 	if (!n) {
 		l = line(s, TA_NORMAL);
 		put(s, l, TA_GOOD, "%-11s", "OK");
-		put(s, l, TA_NORMAL, steady ? " no leak, cache or failure so far: %zu categories steady" :
-					      " too few requests or samples to judge yet",
+		put(s, l, TA_NORMAL,
+		    steady ? " no leak, cache or failure so far: %zu categories steady" :
+			     " too few requests or samples to judge yet",
 		    steady);
 		return 1;
 	}
@@ -269,8 +270,7 @@ static int by_row(const void *a, const void *b)
 	return strcmp(x->c.name, y->c.name);
 }
 
-static void memory(struct screen *s, const struct model *m, const struct top_state *st,
-		   size_t rows)
+static void memory(struct screen *s, const struct model *m, const struct top_state *st, size_t rows)
 {
 	static const char *const sorts[] = { "(by size)", "(by rate)", "(by name)" };
 	const struct model_proc *p = target(m);
@@ -298,8 +298,8 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 			continue;
 		r[k].c = cats[i];
 		r[k].per_s = 0;
-		if (category__level(&cats[i], st->now > RATE_WINDOW_NS ? st->now - RATE_WINDOW_NS : 0,
-				    &v))
+		if (category__level(&cats[i],
+				    st->now > RATE_WINDOW_NS ? st->now - RATE_WINDOW_NS : 0, &v))
 			r[k].per_s = (r[k].now - v) / (RATE_WINDOW_NS / 1e9);
 		r[k].has_per_req = reqs && category__level(&cats[i], base, &v);
 		r[k].per_req = r[k].has_per_req ? (r[k].now - v) / reqs : 0;
@@ -352,7 +352,8 @@ static double request_delta(const struct model *m, const struct model_proc *p,
 
 	for (i = 0; i < n; i++)
 		if ((cats[i].cls == CAT_API || !strcmp(cats[i].name, "host_anon")) &&
-		    category__level(&cats[i], end, &b) && category__level(&cats[i], r->start_ts, &a))
+		    category__level(&cats[i], end, &b) &&
+		    category__level(&cats[i], r->start_ts, &a))
 			d += b - a;
 	return d;
 }
@@ -399,8 +400,8 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 		return;
 	}
 	if (rows && (l = line(s, TA_HEAD)))
-		put(s, l, TA_HEAD, "  %5s %-*s %6s %9s %5s %7s %11s", "#", (int)pw, "path", "status",
-		    "latency", "gen", "tok/s", "memory");
+		put(s, l, TA_HEAD, "  %5s %-*s %6s %9s %5s %7s %11s", "#", (int)pw, "path",
+		    "status", "latency", "gen", "tok/s", "memory");
 	/* the newest few hundred are enough to pick from */
 	from = p->nr_reqs > 512 ? p->nr_reqs - 512 : 0;
 	v = calloc(p->nr_reqs - from, sizeof(*v));
@@ -427,7 +428,8 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 			snprintf(t, sizeof(t), "-");
 		l = line(s, TA_NORMAL);
 		put(s, l, TA_NORMAL, "  %5zu %-*.*s %6s %7.0fms %5llu %7s ", v[i].no, (int)pw,
-		    (int)pw, r->path, r->responded ? (snprintf(a, sizeof(a), "%u", r->status), a) : "-",
+		    (int)pw, r->path,
+		    r->responded ? (snprintf(a, sizeof(a), "%u", r->status), a) : "-",
 		    v[i].latency * 1e3, (unsigned long long)model_req__generated(r), t);
 		put(s, l, v[i].delta > 0 ? TA_ALERT : TA_NORMAL, "%11s",
 		    fmt_delta(a, sizeof(a), v[i].delta));
@@ -450,8 +452,7 @@ static int by_ts(const void *a, const void *b)
 	return x->ts < y->ts ? 1 : x->ts > y->ts ? -1 : 0;
 }
 
-static void events(struct screen *s, const struct model *m, const struct top_state *st,
-		   size_t rows)
+static void events(struct screen *s, const struct model *m, const struct top_state *st, size_t rows)
 {
 	const struct model_proc *p = target(m);
 	struct ev_row v[256];
@@ -466,8 +467,9 @@ static void events(struct screen *s, const struct model *m, const struct top_sta
 			continue;
 		v[n].ts = e->ts;
 		v[n].alert = true;
-		snprintf(v[n++].text, sizeof(v[0].text), "evicted %s %s -> %s, owner %u, by %u (%s)",
-			 B(a, e->size), model_bo__place_name(e->from, e->amdgpu),
+		snprintf(v[n++].text, sizeof(v[0].text),
+			 "evicted %s %s -> %s, owner %u, by %u (%s)", B(a, e->size),
+			 model_bo__place_name(e->from, e->amdgpu),
 			 model_bo__place_name(e->to, e->amdgpu), e->owner, e->evictor,
 			 e->evictor_comm);
 		tot++;
@@ -490,8 +492,9 @@ static void events(struct screen *s, const struct model *m, const struct top_sta
 			v[n].alert = m->procs[i]->exit_code != 0;
 			snprintf(v[n++].text, sizeof(v[0].text), "exit pid %u (%s), status %d",
 				 m->procs[i]->pid, m->procs[i]->comm,
-				 m->procs[i]->exit_code & 0x7f ? -(m->procs[i]->exit_code & 0x7f) :
-								 (m->procs[i]->exit_code >> 8) & 0xff);
+				 m->procs[i]->exit_code & 0x7f ?
+					 -(m->procs[i]->exit_code & 0x7f) :
+					 (m->procs[i]->exit_code >> 8) & 0xff);
 			tot++;
 		}
 	qsort(v, n, sizeof(v[0]), by_ts);

@@ -19,7 +19,7 @@ enum top_attr {
 	TA_FOCUS,  /* the focused panel's title */
 	TA_ALERT,  /* lost events, failures, a leak */
 	TA_GOOD,   /* steady */
-	TA_DIM,    /* hints */
+	TA_DIM,	   /* hints */
 	TA_STATUS, /* the header line */
 };
 
@@ -45,9 +45,9 @@ struct top_history {
 };
 
 struct top_state {
-	__u64 now;	     /* the stream's time of this frame */
-	__u64 baseline_ts;   /* r: rates and deltas count from here */
-	double refresh_s;    /* +/- */
+	__u64 now;	      /* the stream's time of this frame */
+	__u64 baseline_ts;    /* r: rates and deltas count from here */
+	double refresh_s;     /* +/- */
 	enum top_panel focus; /* tab */
 	int mem_sort, req_sort;
 	bool paused, help;

@@ -171,5 +171,10 @@ $(OUTPUT)/bench/floor: bench/floor.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
 
-bench: all $(OUTPUT)/bench/floor $(OUTPUT)/bench/floor.bpf.o $(OUTPUT)/tests/gpuwork \
+# what the verdicts and a live-view frame cost as a run grows
+$(OUTPUT)/bench/verdicts: bench/verdicts.c $(CORE_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
+
+bench: all $(OUTPUT)/bench/floor $(OUTPUT)/bench/floor.bpf.o $(OUTPUT)/bench/verdicts $(OUTPUT)/tests/gpuwork \
 	$(OUTPUT)/tests/workload $(FAKE_LIBS)

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* what the finders share: one category's levels and their judging */
+#ifndef GMT_FINDINGS_INT_H
+#define GMT_FINDINGS_INT_H
+
+#include "findings.h"
+
+#define MIN_POINTS 4 /* fewer say nothing about a shape */
+
+/* one category's levels, and what they make */
+struct judged {
+	struct category c;
+	double *y;
+	const struct model_request **req; /* per point, when over requests */
+	__u64 *ts;
+	double *x; /* where each point is: its request's number, or seconds */
+	size_t n;
+	bool per_request;
+	bool base; /* point 0 is the level before the first request */
+	double dt; /* seconds between points over time */
+	struct shape_result r;
+};
+
+/* findings_levels.c: the points to judge */
+void judged__levels(const struct model *m, const struct model_proc *p, struct judged *j);
+void judged__free(struct judged *j);
+/* the request whose end is point i (1-based); 0 for the level before any */
+size_t judged__req_no(const struct judged *j, size_t i);
+/* growth per point over [0, upto] */
+double judged__rise_rate(const struct judged *j, size_t upto);
+const char *judged__unit(const struct judged *j);
+double judged__per_unit(const struct judged *j, double per_point);
+bool judged__growing(const struct judged *j);
+/* findings_shape.c: a finding from each category's shape */
+void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
+		   size_t nall, const struct judged *j, struct findings *fs);
+/* driver counters, against what the API calls explain */
+void judged__judge_driver(const struct model *m, const struct model_proc *p,
+			  const struct judged *all, size_t nall, const struct judged *j,
+			  struct findings *fs);
+
+#endif

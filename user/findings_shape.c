@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* the shape of each category's level over requests, and its message */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "findings_int.h"
+#include "fmt.h"
+
+#define MINOR 0.01 /* of the process's memory: a step below is a detail */
+#define Z95 1.96
+
+#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
+#define D(buf, v) fmt_delta(buf, sizeof(buf), v)
+
+/* is the per-request step constant, and does it follow the prompt length?
+ * A sentence for the message goes to `say` */
+static void step_evidence(const struct judged *j, size_t upto, struct finding *f, char *say,
+			  size_t size)
+{
+	double d[4096], t[4096], mean = 0, sq = 0, cv, tau, z, tmin = INFINITY, tmax = 0;
+	size_t i, n = 0;
+	bool vary = false;
+	char a[32];
+
+	say[0] = 0;
+	/* where the plateau begins is a split between two equal fits: a last
+	 * step within the noise is the plateau's */
+	if (upto > 1 && fabs(j->y[upto] - j->y[upto - 1]) < 4 * j->r.noise)
+		upto--;
+	for (i = 1; i <= upto && n < 4096; i++, n++) {
+		d[n] = j->y[i] - j->y[i - 1];
+		t[n] = j->req[i]->prompt_tokens;
+		mean += d[n];
+		sq += d[n] * d[n];
+		vary |= t[n] != t[0];
+		tmin = fmin(tmin, t[n]);
+		tmax = fmax(tmax, t[n]);
+	}
+	if (n < 3 || mean <= 0)
+		return;
+	mean /= n;
+	cv = sqrt(fmax(sq / n - mean * mean, 0)) / mean;
+	finding__num(f, "step_cv", cv);
+	finding__evidence(f, "the step per request is %s: spread %.0f%% of its mean",
+			  cv < 0.1 ? "constant" : "variable", cv * 100);
+	if (!vary)
+		return;
+	tau = analyze__kendall(t, d, n, &z);
+	finding__num(f, "step_token_tau", tau);
+	/* a step constant to a tenth has no room to follow the prompt, whatever
+	 * order its small scatter happens to have */
+	if (cv < 0.1)
+		z = 0;
+	finding__str(f, "step_vs_tokens",
+		     fabs(z) < Z95 ? "independent" :
+		     tau > 0	   ? "grows_with_tokens" :
+				     "shrinks");
+	if (fabs(z) >= Z95) {
+		finding__evidence(f, "the step follows the prompt length (Kendall tau %.2f)", tau);
+		if (tau > 0)
+			snprintf(
+				say, size,
+				" The step per request rises with the prompt's length (Kendall tau "
+				"%.2f).",
+				tau);
+		return;
+	}
+	finding__evidence(f,
+			  "the step does not follow the prompt length (Kendall tau %.2f over %zu "
+			  "requests)",
+			  tau, n);
+	if (cv < 0.1)
+		snprintf(say, size,
+			 " Each request adds a fixed %s, independent of its prompt length "
+			 "(%.0f..%.0f tokens): fixed-size entries.",
+			 fmt_bytes(a, sizeof(a), mean), tmin, tmax);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct finding_stack *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static void hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
+{
+	size_t i;
+
+	for (i = 0; i < *n && v[i].stack_id != id; i++)
+		;
+	if (i == *n) {
+		if (*n == max)
+			return;
+		v[(*n)++] = (struct finding_stack){ .stack_id = id, .min_size = bytes };
+	}
+	v[i].bytes += bytes;
+	v[i].count++;
+	if (bytes < v[i].min_size)
+		v[i].min_size = bytes;
+	if (bytes > v[i].max_size)
+		v[i].max_size = bytes;
+}
+
+/* who holds what grew over [from, to]: mappings made in it and live at
+ * its end, and each allocating stack's change, biggest first */
+static void attribute(const struct model *m, const struct model_proc *p, const struct judged *j,
+		      __u64 from, __u64 to, struct finding *f)
+{
+	struct finding_stack v[256];
+	size_t n = 0, i;
+	__u64 total = 0;
+	char a[32], b[32];
+	__s64 x, y;
+
+	if (!strcmp(j->c.name, "host_anon")) {
+		for (i = 0; i < p->nr_maps; i++) {
+			const struct model_mapping *mp = &p->maps[i];
+
+			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON &&
+			    (!mp->gone_ts || mp->gone_ts > to))
+				hold(v, &n, 255, mp->stack_id, mp->live ? mp->live : mp->len);
+		}
+		if (p->brk_seen && p->brk_last > p->brk_first) {
+			v[n] = (struct finding_stack){ .bytes = p->brk_last - p->brk_first,
+						       .count = 1 };
+			snprintf(v[n++].label, sizeof(v[0].label), "brk heap (main arena)");
+		}
+	} else if (j->c.cls == CAT_API && p->gpu) {
+		for (i = 0; i < p->gpu->nr_holders && n < 256; i++) {
+			const struct model_gpu_holder *h = &p->gpu->holders[i];
+
+			if (h->api != j->c.api || h->kind != j->c.kind)
+				continue;
+			if (!series__at(&h->live, to, &y))
+				continue;
+			if (!series__at(&h->live, from, &x))
+				x = 0;
+			if (y > x)
+				v[n++] = (struct finding_stack){ .stack_id = h->stack_id,
+								 .bytes = y - x };
+		}
+	}
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), by_bytes);
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	f->nr_stacks = n < FINDING_STACKS ? n : FINDING_STACKS;
+	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
+	findings__label_stacks(m, f->stacks, f->nr_stacks);
+	finding__evidence(f,
+			  "%s of it was made between %.2f s and %.2f s and held at the end of "
+			  "that, %s by %s",
+			  B(a, total), model__secs(m, from), model__secs(m, to),
+			  B(b, f->stacks[0].bytes), f->stacks[0].label);
+}
+
+static bool is_llama_server(const struct model_proc *p)
+{
+	return strstr(p->comm, "llama-server") || strstr(p->exe, "llama-server");
+}
+
+/* the process's memory: every category that holds bytes, at its last level */
+static double footprint(const struct judged *all, size_t n)
+{
+	double t = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER)
+			t += fabs(all[i].y[all[i].n - 1]);
+	return t;
+}
+
+/* live graph executables that grow with device memory */
+static void graph_evidence(const struct judged *all, size_t n, struct finding *f)
+{
+	double lo, hi, b;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct judged *g = &all[i];
+
+		if (g->c.cls != CAT_COUNT || g->n < MIN_POINTS)
+			continue;
+		b = analyze__theil_sen(g->y, g->n, &lo, &hi);
+		if (lo <= 0)
+			continue;
+		finding__num(f, "graph_execs_per_unit", b);
+		finding__num(f, "graph_execs_live", g->y[g->n - 1]);
+		finding__evidence(f, "%s grow with it: %+.2f per %s, %.0f live at the end",
+				  g->c.text, g->per_request ? b : b / g->dt,
+				  g->per_request ? "request" : "s", g->y[g->n - 1]);
+	}
+}
+
+/* the other side of host growth: did GPU memory move with it? */
+static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
+{
+	char names[200] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		if (all[i].c.cls != CAT_API || !all[i].n)
+			continue;
+		if (judged__growing(&all[i]))
+			return;
+		len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+				all[i].c.text);
+		if (len >= sizeof(names))
+			break;
+	}
+	if (names[0])
+		finding__evidence(f,
+				  "GPU API memory stayed flat (%s): this is host memory, not GPU "
+				  "memory",
+				  names);
+}
+
+static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
+			 const char *say, struct finding *f)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	const char *what = NULL;
+	size_t len;
+
+	len = snprintf(f->message, sizeof(f->message),
+		       "%s grows by %s per %s (95%% interval %s to %s) with no sign of a ceiling: "
+		       "%s at the first %s, %s at the last (%zu %ss).%s",
+		       j->c.text, B(a, judged__per_unit(j, j->r.slope)), judged__unit(j),
+		       B(b, judged__per_unit(j, j->r.slope_lo)),
+		       B(c, judged__per_unit(j, j->r.slope_hi)), B(d, j->y[0]),
+		       !j->per_request ? "sample" :
+		       j->base	       ? "request's start" :
+					 "request's end",
+		       B(e, j->y[j->n - 1]), j->n - j->base, j->per_request ? "request" : "sample",
+		       say);
+	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
+		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
+
+		if (pts >= 0) {
+			if (j->per_request)
+				f->requests_to_exhaustion = ceil(pts);
+			f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
+			finding__str(f, "limited_by", what);
+			len += snprintf(
+				f->message + len, sizeof(f->message) - len,
+				" At this rate %s (%s) runs out after about %.0f more %ss%s.", what,
+				B(a, f->limit), j->per_request ? ceil(pts) : pts * j->dt,
+				judged__unit(j),
+				j->c.cls == CAT_HOST ? ": unless it levels off first, the "
+						       "process will be OOM-killed then" :
+						       "");
+		}
+	}
+	if (len >= sizeof(f->message))
+		return;
+	if (j->c.cls == CAT_HOST)
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " What to try: the stacks below allocate it%s.",
+			 is_llama_server(p) ?
+				 "; llama-server keeps its prompt cache in host memory "
+				 "(--cache-ram N bounds it, 0 turns it off)" :
+				 "");
+	else if (j->c.cls == CAT_API)
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " What to try: memory allocated while serving and never freed; the stacks "
+			 "below made it.");
+}
+
+static void bounded_message(const struct model_proc *p, const struct judged *j, double rate,
+			    const char *say, struct finding *f)
+{
+	char a[32], b[32];
+
+	snprintf(f->message, sizeof(f->message),
+		 "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the last "
+		 "%zu: a bounded cache with a ceiling of %s, not a leak.%s%s",
+		 j->c.text, B(a, rate), judged__unit(j), judged__req_no(j, j->r.change_at),
+		 j->per_request ? "request" : "sample", B(b, j->r.ceiling),
+		 j->n - 1 - j->r.change_at, B(b, j->r.ceiling), say,
+		 is_llama_server(p) && j->c.cls == CAT_HOST ?
+			 " If the ceiling is too much for this machine, lower llama-server's "
+			 "--cache-ram." :
+			 "");
+}
+
+/* a one-off move between VRAM and GTT that an eviction explains is part
+ * of the eviction's finding */
+static bool eviction_says(const struct model *m, const struct model_proc *p, const struct judged *j,
+			  struct findings *fs)
+{
+	char a[32];
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		if (fs->v[i].pid == p->pid && fs->v[i].kind == F_EVICTION) {
+			finding__evidence(&fs->v[i],
+					  "%s changed once by %s, in request %zu (%.2f s)",
+					  j->c.text, fmt_delta(a, sizeof(a), j->r.step_size),
+					  judged__req_no(j, j->r.change_at),
+					  model__secs(m, j->ts[j->r.change_at]));
+			return true;
+		}
+	return false;
+}
+
+void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
+		   size_t nall, const struct judged *j, struct findings *fs)
+{
+	static const enum finding_kind kinds[] = { [SHAPE_STEADY] = F_STEADY,
+						   [SHAPE_LEAK] = F_LEAK,
+						   [SHAPE_BOUNDED] = F_BOUNDED,
+						   [SHAPE_STEP] = F_STEP };
+	__u64 from;
+	struct finding *f;
+	char a[32], b[32], say[200] = "";
+
+	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
+		return;
+	from = j->per_request ? j->req[0]->start_ts : j->ts[0];
+	if (j->c.cls == CAT_KERNEL && j->r.shape == SHAPE_STEP && eviction_says(m, p, j, fs))
+		return;
+	f = findings__add(fs, kinds[j->r.shape], p->pid);
+	if (!f)
+		return;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[j->n - 1];
+	f->confidence = j->r.confidence;
+	if (j->per_request)
+		f->bytes_per_request = j->r.slope;
+	else
+		f->bytes_per_second = j->r.slope / j->dt;
+	if (j->c.cls == CAT_API && judged__growing(j))
+		graph_evidence(all, nall, f);
+	switch (j->r.shape) {
+	case SHAPE_LEAK:
+		if (j->per_request)
+			step_evidence(j, j->n - 1, f, say, sizeof(say));
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		if (j->c.cls == CAT_HOST)
+			host_vs_gpu(all, nall, f);
+		leak_message(m, p, j, say, f);
+		break;
+	case SHAPE_BOUNDED:
+		f->ceiling = j->r.ceiling;
+		if (j->per_request)
+			f->bytes_per_request = judged__rise_rate(j, j->r.change_at);
+		else
+			f->bytes_per_second = judged__rise_rate(j, j->r.change_at) / j->dt;
+		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
+		f->since_s = model__secs(m, j->ts[j->r.change_at]);
+		if (j->per_request)
+			step_evidence(j, j->r.change_at, f, say, sizeof(say));
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		if (j->c.cls == CAT_HOST)
+			host_vs_gpu(all, nall, f);
+		bounded_message(p, j, judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
+				say, f);
+		break;
+	case SHAPE_STEP:
+		/* a step too small to matter next to the rest is said in passing */
+		f->minor = fabs(j->r.step_size) < MINOR * footprint(all, nall);
+		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
+		f->since_s = model__secs(m, j->ts[j->r.change_at]);
+		finding__num(f, "step_bytes", j->r.step_size);
+		attribute(m, p, j, j->ts[j->r.change_at - 1], j->ts[j->r.change_at], f);
+		if (j->per_request)
+			snprintf(
+				f->message, sizeof(f->message),
+				"%s changed once by %s in request %zu (%.2f s) and was flat before "
+				"and after: a one-off step (warm-up, a first image, a bigger "
+				"prompt), not a leak.",
+				j->c.text, D(a, j->r.step_size), judged__req_no(j, j->r.change_at),
+				f->since_s);
+		else
+			snprintf(f->message, sizeof(f->message),
+				 "%s changed once by %s at %.2f s and was flat before and after: a "
+				 "one-off step, not a leak.",
+				 j->c.text, D(a, j->r.step_size), f->since_s);
+		break;
+	default:
+		snprintf(f->message, sizeof(f->message), "%s is steady at about %s over %zu %ss.",
+			 j->c.text, B(b, j->y[j->n - 1]), j->n,
+			 j->per_request ? "request" : "sample");
+		break;
+	}
+	if (j->r.shape == SHAPE_STEP)
+		finding__evidence(f, "%s over %zu %ss: %s before, %s after, noise %s", "step", j->n,
+				  j->per_request ? "request" : "sample", B(a, j->y[0]),
+				  B(b, j->y[j->n - 1]), B(say, j->r.noise));
+	else if (j->r.shape != SHAPE_STEADY)
+		finding__evidence(f, "%s over %zu %ss: slope %s per %s, noise %s, confidence %.2f",
+				  analyze__shape_name(j->r.shape), j->n,
+				  j->per_request ? "request" : "sample",
+				  D(a, judged__per_unit(j, j->r.slope)), judged__unit(j),
+				  B(b, j->r.noise), j->r.confidence);
+}
+
+/* driver counters: growth the API calls explain is evidence for their
+ * finding; growth they do not is a finding of its own */
+void judged__judge_driver(const struct model *m, const struct model_proc *p,
+			  const struct judged *all, size_t nall, const struct judged *j,
+			  struct findings *fs)
+{
+	double api[4096], graphs[4096], lo, hi, alo, ahi, glo = 0, ghi, slope, aslope, gslope = 0,
+							  v;
+	size_t i, k, n = j->n < 4096 ? j->n : 4096;
+	bool have_graphs = false;
+	struct finding *f;
+	char a[32], b[32], c[32], d[32];
+
+	if (!judged__growing(j)) {
+		judged__judge(m, p, all, nall, j, fs);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		api[i] = graphs[i] = 0;
+		for (k = 0; k < nall; k++) {
+			if (all[k].c.cls == CAT_COUNT && category__level(&all[k].c, j->ts[i], &v)) {
+				graphs[i] += v;
+				have_graphs = true;
+			}
+			if (all[k].c.cls == CAT_API && all[k].c.device &&
+			    category__level(&all[k].c, j->ts[i], &v))
+				api[i] += v;
+		}
+	}
+	/* per request (or second), whatever requests had no sample */
+	slope = analyze__theil_sen_xy(j->x, j->y, n, &lo, &hi);
+	aslope = analyze__theil_sen_xy(j->x, api, n, &alo, &ahi);
+	if (lo <= ahi || lo <= 0) {
+		/* the API calls account for it: say so where they grow */
+		for (k = 0; k < fs->n; k++)
+			if (fs->v[k].pid == p->pid &&
+			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED))
+				finding__evidence(&fs->v[k], "%s agrees: %s per %s", j->c.text,
+						  D(a, (slope)), judged__unit(j));
+		return;
+	}
+	f = findings__add(fs, F_UNEXPLAINED, p->pid);
+	if (!f)
+		return;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[n - 1];
+	if (j->per_request)
+		f->bytes_per_request = slope - aslope;
+	else
+		f->bytes_per_second = slope - aslope;
+	/* how far apart the two intervals are, as a probability-like figure */
+	f->confidence = fmin(1, fmax(0, (lo - ahi) / (hi - alo > 0 ? hi - alo : 1) + 0.5));
+	finding__num(f, "driver_bytes_per_unit", slope);
+	finding__num(f, "api_bytes_per_unit", aslope);
+	finding__evidence(f, "%s: %s per %s (interval %s to %s)", j->c.text, D(a, (slope)),
+			  judged__unit(j), D(b, (lo)), D(c, (hi)));
+	finding__evidence(f, "GPU API device allocations: %s per %s (interval %s to %s)",
+			  D(a, (aslope)), judged__unit(j), D(b, (alo)), D(c, (ahi)));
+	if (have_graphs) {
+		gslope = analyze__theil_sen_xy(j->x, graphs, n, &glo, &ghi);
+		finding__num(f, "graph_execs_per_unit", gslope);
+		finding__num(f, "graph_execs_live", graphs[n - 1]);
+		finding__evidence(f, "live graph executables: %+.2f per %s (now %.0f)", (gslope),
+				  judged__unit(j), graphs[n - 1]);
+	}
+	snprintf(f->message, sizeof(f->message),
+		 "the driver counts %s of this process's device memory per %s more than its "
+		 "allocation calls explain (%s: %s -> %s over %.0f %ss; API device allocations %s "
+		 "per %s).%s",
+		 B(a, (slope - aslope)), judged__unit(j), j->c.text, B(b, j->y[0]),
+		 B(c, j->y[n - 1]), j->x[n - 1] - j->x[0], j->per_request ? "request" : "second",
+		 D(d, (aslope)), judged__unit(j),
+		 have_graphs && glo > 0 ?
+			 " Live graph executables grow with it: likely a growing CUDA graph cache "
+			 "(for llama.cpp, try GGML_CUDA_DISABLE_GRAPHS=1)." :
+			 " Memory the driver allocates by itself (contexts, graphs, pools) grows.");
+	if (have_graphs && glo > 0) {
+		size_t len = strlen(f->message);
+
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " Graph executables: %+.2f per %s, %.0f live now.", (gslope),
+			 judged__unit(j), graphs[n - 1]);
+	}
+}

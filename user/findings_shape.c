@@ -397,6 +397,16 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		finding__evidence(f, "%s over %zu %ss: %s before, %s after, noise %s", "step", j->n,
 				  j->per_request ? "request" : "sample", B(a, j->y[0]),
 				  B(b, j->y[j->n - 1]), B(say, j->r.noise));
+	else if (j->r.shape == SHAPE_BOUNDED)
+		finding__evidence(
+			f,
+			"bounded_cache over %zu %ss: a rise of %s per %s until %s %zu, then "
+			"level (noise %s), confidence %.2f",
+			j->n, j->per_request ? "request" : "sample",
+			D(a, judged__per_unit(j, judged__rise_rate(j, j->r.change_at))),
+			judged__unit(j), j->per_request ? "request" : "sample",
+			j->per_request ? judged__req_no(j, j->r.change_at) : j->r.change_at,
+			B(b, j->r.noise), j->r.confidence);
 	else if (j->r.shape != SHAPE_STEADY)
 		finding__evidence(f, "%s over %zu %ss: slope %s per %s, noise %s, confidence %.2f",
 				  analyze__shape_name(j->r.shape), j->n,

@@ -292,7 +292,7 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 	fs = findings__build(m);
 	print_verdicts(out, m, fs);
 	for (j = 0; procs && j < m->nr_procs; j++)
-		print_requests(out, m, procs[j]);
+		print_requests(out, m, procs[j], fs);
 	print_evidence(out, m, fs);
 	findings__free(fs);
 	print_probes(out, m);

@@ -63,7 +63,9 @@ void print_bos(FILE *out, const struct model *m);
 struct json_object *bos_json(const struct model *m);
 void print_drm(FILE *out, const struct model_proc *p);
 /* HTTP requests, report_req.c */
-void print_requests(FILE *out, const struct model *m, const struct model_proc *p);
+struct findings;
+void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
+		    const struct findings *fs);
 struct json_object *requests_json(const struct model *m, const struct model_proc *p);
 struct json_object *drm_json(const struct model_proc *p);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "fmt.h"
 #include "json_util.h"
+#include "findings.h"
 #include "report_data.h"
 
 #define MAX_ROWS 50
@@ -56,11 +57,60 @@ static __u64 end_or_last(const struct model *m, const struct model_request *r)
 	return r->done ? r->end_ts : m->last_ts;
 }
 
-void print_requests(FILE *out, const struct model *m, const struct model_proc *p)
+#define MAX_COLS 3
+
+static bool cites_graphs(const struct findings *fs, __u32 pid)
+{
+	size_t i, k;
+
+	for (i = 0; fs && i < fs->n; i++)
+		for (k = 0; fs->v[i].pid == pid && k < fs->v[i].nr_nums; k++)
+			if (!strcmp(fs->v[i].nums[k].key, "graph_execs_live"))
+				return true;
+	return false;
+}
+
+/* the table's memory columns: the categories the verdicts are about (their
+ * change over each request), else host heap and GPU API memory */
+static size_t columns(const struct model *m, const struct model_proc *p, const struct findings *fs,
+		      struct category *col)
+{
+	struct category cats[CAT_MAX];
+	size_t n = categories__list(m, p, cats, CAT_MAX), i, k, c = 0;
+
+	for (i = 0; fs && i < fs->n && c < MAX_COLS; i++) {
+		const struct finding *f = &fs->v[i];
+
+		if (f->pid != p->pid || f->kind == F_STEADY || f->minor)
+			continue;
+		for (k = 0; k < n && strcmp(cats[k].name, f->category); k++)
+			;
+		if (k == n)
+			continue;
+		for (k = 0; k < c && strcmp(col[k].name, f->category); k++)
+			;
+		if (k == c) {
+			for (k = 0; strcmp(cats[k].name, f->category); k++)
+				;
+			col[c++] = cats[k];
+		}
+	}
+	/* graph executables, when a verdict cites them */
+	for (k = 0; k < n && cats[k].cls != CAT_COUNT; k++)
+		;
+	if (c && c < MAX_COLS && k < n && cites_graphs(fs, p->pid))
+		col[c++] = cats[k];
+	return c;
+}
+
+void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
+		    const struct findings *fs)
 {
 	char a[32], b[32], c[32], d[32], e[32];
+	struct category col[MAX_COLS];
+	size_t i, k, from, nc = columns(m, p, fs, col);
 	struct req_delta dl;
-	size_t i, from;
+	double x, y;
 
 	if (!p->nr_reqs && !p->tls_conns)
 		return;
@@ -75,9 +125,13 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	from = p->nr_reqs > MAX_ROWS ? p->nr_reqs - MAX_ROWS : 0;
 	if (from)
 		fprintf(out, "    (the last %d)\n", MAX_ROWS);
-	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %7s %7s %8s %11s %11s\n", "#", "start",
-		"method", "path", "status", "latency", "ttfb", "end", "prompt", "gen", "tok/s",
-		"anon RSS", "GPU API");
+	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %7s %7s %8s", "#", "start", "method",
+		"path", "status", "latency", "ttfb", "end", "prompt", "gen", "tok/s");
+	if (!nc)
+		fprintf(out, " %13s %13s", "host_anon", "gpu_api");
+	for (k = 0; k < nc; k++)
+		fprintf(out, " %13.13s", col[k].name);
+	fputc('\n', out);
 	for (i = from; i < p->nr_reqs; i++) {
 		const struct model_request *r = &p->reqs[i];
 		__u64 end = end_or_last(m, r);
@@ -92,13 +146,24 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			snprintf(e, sizeof(e), "%.1f", model_req__tokens_per_s(r));
 		else
 			snprintf(e, sizeof(e), "-");
-		fprintf(out,
-			"    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s %11s %11s\n",
+		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s",
 			i + 1, model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
 			r->done ? end_name(r->end) : "open", (unsigned long long)r->prompt_tokens,
-			(unsigned long long)model_req__generated(r), e,
-			fmt_delta(a, sizeof(a), dl.anon),
-			dl.has_gpu ? fmt_delta(b, sizeof(b), dl.gpu) : "-");
+			(unsigned long long)model_req__generated(r), e);
+		if (!nc)
+			fprintf(out, " %13s %13s", fmt_delta(a, sizeof(a), dl.anon),
+				dl.has_gpu ? fmt_delta(b, sizeof(b), dl.gpu) : "-");
+		for (k = 0; k < nc; k++) {
+			if (!category__level(&col[k], end, &y) ||
+			    !category__level(&col[k], r->start_ts, &x))
+				snprintf(a, sizeof(a), "-");
+			else if (col[k].cls == CAT_COUNT)
+				snprintf(a, sizeof(a), "%+.0f", y - x);
+			else
+				fmt_delta(a, sizeof(a), y - x);
+			fprintf(out, " %13s", a);
+		}
+		fputc('\n', out);
 	}
 }
 

@@ -156,6 +156,8 @@ static void header(struct screen *s, const struct model *m, const struct top_sta
 		put(s, l, TA_ALERT, "  PAUSED");
 	if (st->finished)
 		put(s, l, TA_ALERT, "  END (q for the report)");
+	if (m->cmdline && m->cmdline[0])
+		put(s, l, TA_STATUS, "  $ %s", m->cmdline);
 }
 
 static void probes(struct screen *s, const struct model *m)

@@ -892,27 +892,12 @@ static void test_analyze_shapes(void)
 	free(big);
 }
 
-static const struct finding *find_finding(const struct findings *fs, enum finding_kind k,
-					  const char *cat)
+/* twelve requests that each keep 1 MiB of CUDA memory (and, with nvml, the
+ * driver counts 3 MiB more), then a failure */
+static struct model *leaky_model(bool nvml)
 {
-	size_t i;
-
-	for (i = 0; fs && i < fs->n; i++)
-		if (fs->v[i].kind == k && !strcmp(fs->v[i].category, cat))
-			return &fs->v[i];
-	return NULL;
-}
-
-/* twelve requests that each keep 1 MiB of CUDA memory while the driver
- * counts 3 MiB more, then a failure: a leak, growth the API does not
- * explain, and the failure with what was live */
-static void test_findings(void)
-{
-	struct model *m = model_of_run(2), *empty = model__new();
-	const struct finding *f;
-	struct findings *fs;
+	struct model *m = model_of_run(2);
 	struct gmt_nvml n;
-	char *text;
 	int i;
 
 	for (i = 0; i < 12; i++) {
@@ -926,11 +911,35 @@ static void test_findings(void)
 		n.used = (__u64)(i + 1) * (3 << 20) + 100 * (i % 2);
 		n.total = 80ull << 30;
 		n.free = n.total - n.used;
-		model__add(m, &n.hdr);
+		if (nvml)
+			model__add(m, &n.hdr);
 		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
 		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
 	}
 	gpu_call(m, 20, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0, 1ull << 40, 2, ~0u);
+	return m;
+}
+
+static const struct finding *find_finding(const struct findings *fs, enum finding_kind k,
+					  const char *cat)
+{
+	size_t i;
+
+	for (i = 0; fs && i < fs->n; i++)
+		if (fs->v[i].kind == k && !strcmp(fs->v[i].category, cat))
+			return &fs->v[i];
+	return NULL;
+}
+
+/* the leaky model: a leak, growth the API does not explain, and the failure
+ * with what was live */
+static void test_findings(void)
+{
+	struct model *m = leaky_model(true), *empty = model__new();
+	const struct finding *f;
+	struct findings *fs;
+	char *text;
+
 	fs = findings__build(m);
 	if (!ASSERT_TRUE(fs != NULL, "findings"))
 		goto out;
@@ -991,25 +1000,6 @@ static void test_findings_long_run(void)
 	model__free(m);
 }
 
-/* the leak of test_findings, as the live view lays it out */
-static struct model *leaky_model(void)
-{
-	struct model *m = model_of_run(2);
-	int i;
-
-	for (i = 0; i < 12; i++) {
-		double t = 3 + i;
-
-		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
-		gpu_call(m, t + 0.1, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x1000 + i, 1 << 20,
-			 0, ~0u);
-		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
-		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
-	}
-	gpu_call(m, 16, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0, 1ull << 40, 2, ~0u);
-	return m;
-}
-
 static bool screen_has(const struct top_line *l, size_t n, const char *what)
 {
 	size_t i;
@@ -1024,7 +1014,7 @@ static void test_top_layout(void)
 {
 	static const int sizes[][2] = { { 40, 120 }, { 24, 80 }, { 12, 40 }, { 6, 30 }, { 1, 10 } };
 	struct top_line *l = calloc(256, sizeof(*l));
-	struct model *m = leaky_model();
+	struct model *m = leaky_model(false);
 	struct top_state st = { .refresh_s = 1 };
 	struct findings *fs;
 	char plain[1024], spark[16];

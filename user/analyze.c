@@ -80,17 +80,13 @@ static double theil_sen_small(const double *y, size_t n, double *lo, double *hi,
 	return b;
 }
 
-/* long series: means of equal bins, the slope scaled back per point */
-static double theil_sen_pos(const double *y, size_t n, double *lo, double *hi, double *pos)
+/* y[0..n) as the means of MAX_POINTS equal bins; returns the points a bin */
+static double bin_means(const double *y, size_t n, double *bins)
 {
-	double bins[MAX_POINTS], w, b;
-	size_t i, m;
+	double w = (double)n / MAX_POINTS;
+	size_t i;
 
-	if (n <= MAX_POINTS)
-		return theil_sen_small(y, n, lo, hi, pos);
-	m = MAX_POINTS;
-	w = (double)n / m;
-	for (i = 0; i < m; i++) {
+	for (i = 0; i < MAX_POINTS; i++) {
 		size_t a = i * w, e = (i + 1) * w, k;
 		double sum = 0;
 
@@ -98,6 +94,19 @@ static double theil_sen_pos(const double *y, size_t n, double *lo, double *hi, d
 			sum += y[k];
 		bins[i] = e > a ? sum / (e - a) : y[a];
 	}
+	return w;
+}
+
+/* long series: means of equal bins, the slope scaled back per point */
+static double theil_sen_pos(const double *y, size_t n, double *lo, double *hi, double *pos)
+{
+	double bins[MAX_POINTS], w, b;
+	size_t m;
+
+	if (n <= MAX_POINTS)
+		return theil_sen_small(y, n, lo, hi, pos);
+	m = MAX_POINTS;
+	w = bin_means(y, n, bins);
 	b = theil_sen_small(bins, m, lo, hi, pos) / w;
 	*lo /= w;
 	*hi /= w;
@@ -257,7 +266,6 @@ static void shape_of(const double *y, size_t n, struct shape_result *r);
 void analyze__shape(const double *y, size_t n, struct shape_result *r)
 {
 	double bins[MAX_POINTS], w;
-	size_t i;
 
 	if (n <= MAX_POINTS) {
 		shape_of(y, n, r);
@@ -265,15 +273,7 @@ void analyze__shape(const double *y, size_t n, struct shape_result *r)
 	}
 	/* the searches for a step or a plateau are quadratic: judge the means
 	 * of equal bins, and give places and slopes back in points */
-	w = (double)n / MAX_POINTS;
-	for (i = 0; i < MAX_POINTS; i++) {
-		size_t a = i * w, e = (i + 1) * w, k;
-		double sum = 0;
-
-		for (k = a; k < e; k++)
-			sum += y[k];
-		bins[i] = e > a ? sum / (e - a) : y[a];
-	}
+	w = bin_means(y, n, bins);
 	shape_of(bins, MAX_POINTS, r);
 	r->slope /= w;
 	r->slope_lo /= w;

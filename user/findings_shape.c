@@ -288,6 +288,24 @@ static void bounded_message(const struct model_proc *p, const struct judged *j, 
 			 "");
 }
 
+/* a finding about category j, with its shape and levels */
+static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
+				   const struct model_proc *p, const struct judged *j)
+{
+	struct finding *f = findings__add(fs, kind, p->pid);
+
+	if (!f)
+		return NULL;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[j->n - 1];
+	return f;
+}
+
 /* a one-off move between VRAM and GTT that an eviction explains is part
  * of the eviction's finding */
 static bool eviction_says(const struct model *m, const struct model_proc *p, const struct judged *j,
@@ -324,16 +342,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	from = j->per_request ? j->req[0]->start_ts : j->ts[0];
 	if (j->c.cls == CAT_KERNEL && j->r.shape == SHAPE_STEP && eviction_says(m, p, j, fs))
 		return;
-	f = findings__add(fs, kinds[j->r.shape], p->pid);
+	f = new_finding(fs, kinds[j->r.shape], p, j);
 	if (!f)
 		return;
-	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
-	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
-	f->per_request = j->per_request;
-	f->points = j->n;
-	f->shape = j->r;
-	f->first = j->y[0];
-	f->last = j->y[j->n - 1];
 	f->confidence = j->r.confidence;
 	if (j->per_request)
 		f->bytes_per_request = j->r.slope;
@@ -456,15 +467,9 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 						  D(a, (slope)), judged__unit(j));
 		return;
 	}
-	f = findings__add(fs, F_UNEXPLAINED, p->pid);
+	f = new_finding(fs, F_UNEXPLAINED, p, j);
 	if (!f)
 		return;
-	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
-	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
-	f->per_request = j->per_request;
-	f->points = j->n;
-	f->shape = j->r;
-	f->first = j->y[0];
 	f->last = j->y[n - 1];
 	if (j->per_request)
 		f->bytes_per_request = slope - aslope;

@@ -20,6 +20,8 @@ struct top {
 	struct top_state st;
 	struct top_line *lines;
 	__u64 last_draw, last_events, last_wall;
+	struct findings *fs; /* the verdicts, rebuilt when their cost allows */
+	__u64 fs_wall, fs_cost;
 	int saved_stderr; /* stderr while the screen is ours; -1 when not */
 	FILE *held;	  /* what was written to stderr meanwhile */
 	bool tui, drawn, dirty;
@@ -138,9 +140,24 @@ bool top__paused(const struct top *t)
 	return t && t->st.paused;
 }
 
+/* verdicts cost more as a run grows: rebuilt at most once per twenty times
+ * what the last build took, so the view keeps to about 5% of a core */
+static const struct findings *verdicts(struct top *t)
+{
+	__u64 wall = wall_ns();
+
+	if (t->fs && wall - t->fs_wall < t->fs_cost * 20 && !t->st.finished)
+		return t->fs;
+	findings__free(t->fs);
+	t->fs = findings__build(t->o.model);
+	t->fs_wall = wall_ns();
+	t->fs_cost = t->fs_wall - wall;
+	return t->fs;
+}
+
 static void draw(struct top *t)
 {
-	struct findings *fs = findings__build(t->o.model);
+	const struct findings *fs = verdicts(t);
 	size_t n, i, k;
 	int rows, cols;
 
@@ -152,7 +169,6 @@ static void draw(struct top *t)
 			fprintf(t->o.plain, "%s\n", buf);
 			fflush(t->o.plain);
 		}
-		findings__free(fs);
 		return;
 	}
 	/* a command started with -- CMD may write to the same terminal: paint
@@ -160,7 +176,6 @@ static void draw(struct top *t)
 	clearok(curscr, TRUE);
 	getmaxyx(stdscr, rows, cols);
 	n = top__layout(t->o.model, fs, &t->st, rows, cols, t->lines, MAX_LINES);
-	findings__free(fs);
 	erase();
 	for (i = 0; i < n; i++) {
 		const struct top_line *l = &t->lines[i];
@@ -285,6 +300,7 @@ void top__end(struct top *t)
 		endwin();
 		release_stderr(t);
 	}
+	findings__free(t->fs);
 	free(t->lines);
 	free(t);
 }

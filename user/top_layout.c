@@ -257,11 +257,10 @@ struct mem_row {
 	bool has_per_req;
 };
 
-static int sort_key;
-
-static int by_row(const void *a, const void *b)
+static int by_row(const void *a, const void *b, void *key)
 {
 	const struct mem_row *x = a, *y = b;
+	int sort_key = *(const int *)key;
 
 	if (sort_key == TS_NAME)
 		return strcmp(x->c.text, y->c.text);
@@ -307,8 +306,7 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 		r[k].per_req = r[k].has_per_req ? (r[k].now - v) / reqs : 0;
 		k++;
 	}
-	sort_key = st->mem_sort;
-	qsort(r, k, sizeof(r[0]), by_row);
+	qsort_r(r, k, sizeof(r[0]), by_row, (void *)&st->mem_sort);
 	l = line(s, TA_NORMAL);
 	put(s, l, st->focus == TP_MEMORY ? TA_FOCUS : TA_TITLE, "MEMORY");
 	put(s, l, TA_HEAD, " %-21s %11s %12s %12s  %s", sorts[st->mem_sort], "now", "per second",
@@ -366,9 +364,10 @@ struct req_row {
 	double latency, delta;
 };
 
-static int by_req(const void *a, const void *b)
+static int by_req(const void *a, const void *b, void *key)
 {
 	const struct req_row *x = a, *y = b;
+	int sort_key = *(const int *)key;
 
 	if (sort_key == TS_LATENCY && x->latency != y->latency)
 		return x->latency < y->latency ? 1 : -1;
@@ -418,8 +417,7 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 		v[k].latency = end > r->start_ts ? (end - r->start_ts) / 1e9 : 0;
 		v[k].delta = request_delta(m, p, r);
 	}
-	sort_key = st->req_sort;
-	qsort(v, k, sizeof(*v), by_req);
+	qsort_r(v, k, sizeof(*v), by_req, (void *)&st->req_sort);
 	for (i = 0; i + 1 < rows && i < k; i++) {
 		const struct model_request *r = v[i].r;
 		double tps = model_req__tokens_per_s(r);

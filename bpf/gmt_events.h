@@ -35,6 +35,7 @@ enum gmt_type {
 	GMT_EV_DECODE = 22,	/* llama_decode/llama_encode or an image encode returned */
 	GMT_EV_MEMINFO = 23,	/* user: the host's memory (/proc/meminfo), each interval */
 	GMT_EV_NVML = 24,	/* user: NVML's account of one GPU and the process on it */
+	GMT_EV_PROC_ENV = 25,	/* user: the target's settings from its environment */
 	GMT_EV_MAX,
 };
 
@@ -101,6 +102,16 @@ struct gmt_proc {
 	char exe[GMT_PATH_LEN];
 	__u16 cmdline_len;
 	char cmdline[];
+};
+
+/* The variables of the target's environment that set how llama.cpp uses
+ * memory (LLAMA_ARG_CACHE_RAM, GGML_CUDA_DISABLE_GRAPHS, ...: a fixed list,
+ * nothing else, since an environment holds secrets), as "NAME=value\0"... */
+struct gmt_proc_env {
+	struct gmt_hdr hdr;
+	__u32 vars_len;
+	__u32 pad;
+	char vars[];
 };
 
 struct gmt_exec {
@@ -472,7 +483,22 @@ enum gmt_decode_kind {
 	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
 };
 
-/* one llama.cpp call, at its return */
+#define GMT_DECODE_SEQS 16 /* sequences told apart in one batch */
+
+#define GMT_DSEQ_SHARED 0x1 /* some tokens were in several sequences: counted in the first */
+#define GMT_DSEQ_MERGED 0x2 /* several sequence ids fell on this entry: seq is the first */
+
+/* the tokens of one sequence in a batch (llama-server: one slot) */
+struct gmt_decode_seq {
+	__s32 seq; /* llama_seq_id */
+	__u32 n_tokens;
+	__u32 n_outputs;	/* tokens whose logits were asked for */
+	__s32 pos_min, pos_max; /* -1: the batch gave no positions */
+	__u32 flags;		/* GMT_DSEQ_* */
+};
+
+/* one llama.cpp call, at its return; decodes and encodes carry their
+ * batch's tokens by sequence (recordings before 0.2 end at nr_seqs) */
 struct gmt_decode {
 	struct gmt_hdr hdr;
 	__u64 dur_ns;
@@ -480,6 +506,9 @@ struct gmt_decode {
 	__s32 ret;	/* 0 ok; 1 no KV slot; 2 aborted; < 0 error */
 	__u32 n_tokens; /* tokens in the batch (decode, encode) */
 	__u32 embd;	/* the batch carries embeddings (an image) */
+	__u32 nr_seqs;
+	__u32 scanned; /* tokens read by sequence: fewer than n_tokens when cut */
+	struct gmt_decode_seq seqs[];
 };
 
 /* what the host has left: projections of growth end here */

@@ -16,6 +16,7 @@ struct conn {
 	__u64 id;
 	__u64 bytes_in, bytes_out;
 	__u64 left; /* body bytes still to write, or LEFT_UNKNOWN */
+	__u64 tail; /* the last 8 body bytes written, the newest lowest */
 	__u16 status;
 	__u8 responding, chunked, sse, tls;
 	__u8 pad[2];
@@ -273,13 +274,46 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 	bpf_loop(HDR_SCAN, pipe_byte, &pc, 0);
 }
 
+static __always_inline bool is_hex(__u8 c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The body so far ends with the last chunk: "0\r\n\r\n" after the CRLF
+ * of a chunk's data or at the start of the body, never after a digit of a
+ * chunk size ("10\r\n" and data "\r\n"). Only body bytes count, so a
+ * header block ending "max=100\r\n\r\n" is not it; and the bytes carry
+ * over from write to write, since servers such as cpp-httplib (llama-server)
+ * send "0\r\n" and the final "\r\n" in two writes. */
+static __always_inline bool chunked_done(__u64 tail)
+{
+	return (tail & 0xffffffffffull) == 0x300d0a0d0aull && !is_hex(tail >> 40);
+}
+
+/* the last body bytes of a write, which end at `end`, into c->tail */
+static __always_inline void tail_push(struct conn *c, __u64 end, __u64 body, __u64 avail)
+{
+	__u8 b[8] = {};
+	__u64 n = body;
+	int i;
+
+	if (n > avail)
+		n = avail; /* writev: the last piece only */
+	if (n > 8)
+		n = 8;
+	if (!n || bpf_probe_read_user(b, n, (void *)(end - n)))
+		return;
+	for (i = 0; i < 8; i++)
+		if (i < n)
+			c->tail = c->tail << 8 | b[i];
+}
+
 /* data written to fd: a status line starts a response; its end is found
  * from the length, the chunked terminator, or the close */
 static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_len, long ret)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
 	struct conn *c = bpf_map_lookup_elem(&conns, &key);
-	char tail[5] = {};
 	struct gmt_http *e;
 	struct scan *s;
 	__u32 zero = 0;
@@ -306,6 +340,7 @@ static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_l
 		c->chunked = s->chunked;
 		c->sse = s->sse;
 		c->bytes_out = 0;
+		c->tail = 0;
 		c->left = LEFT_UNKNOWN;
 		if (s->has_clen && s->hdr_end)
 			c->left = s->clen;
@@ -326,11 +361,9 @@ static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_l
 			resp_end(c, fd, GMT_HTTP_END_LENGTH);
 		return;
 	}
-	/* chunked: the write (or its last piece) ends with the terminator */
-	if (c->chunked && last_len >= 5) {
-		bpf_probe_read_user(tail, 5, (void *)(last + last_len - 5));
-		if (tail[0] == '0' && tail[1] == '\r' && tail[2] == '\n' && tail[3] == '\r' &&
-		    tail[4] == '\n')
+	if (c->chunked && body) {
+		tail_push(c, last + last_len, body, last_len);
+		if (chunked_done(c->tail))
 			resp_end(c, fd, GMT_HTTP_END_CHUNKED);
 	}
 }

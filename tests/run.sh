@@ -44,13 +44,14 @@ run_unit "$ROOT/.output/tests/unit-asan" asan_
 
 # integration tests: each function test_* in tests/integration.sh, in its own
 # shell and temporary directory, with a time limit so a hang is a failure
-names=$(grep -ho '^test_[a-z0-9_]*' "$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh")
+files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh")
+names=$(grep -ho '^test_[a-z0-9_]*' "${files[@]}")
 for name in $names; do
 	[ -n "$pattern" ] && [[ $name != *"$pattern"* ]] && continue
 	tmp=$(mktemp -d /tmp/gmt-test.XXXXXX)
 	out=$(cd "$tmp" && T=$tmp timeout -k 5 240 bash -c \
-		'source "$ROOT/tests/lib.sh"; source "$ROOT/tests/integration.sh"; '`
-		`'source "$ROOT/tests/scenarios.sh"; '"$name" 2>&1)
+		'source "$ROOT/tests/lib.sh"; for f in "$ROOT"/tests/{integration,scenarios,server}.sh; '`
+		`'do source "$f"; done; '"$name" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | grep '^#' || true
 	case $rc in

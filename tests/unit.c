@@ -811,13 +811,97 @@ static void test_model_requests(void)
 	ASSERT_EQ(p->reqs[1].status, 404, "second answered second");
 	ASSERT_EQ(p->reqs[1].end_ts, T(2.4), "second's end");
 	r = &p->reqs[2];
-	ASSERT_EQ(r->prompt_tokens, 10, "prompt");
+	ASSERT_EQ(r->t.prompt_tokens, 10, "prompt");
 	ASSERT_EQ(model_req__generated(r), 6, "generated: 5 fed back, and the last sampled");
-	ASSERT_EQ((long long)(model_req__tokens_per_s(r) + 0.5), 20, "a token per 50 ms");
+	/* 5 steps from the prompt's end (3.2 s) to the last step's (3.5 s) */
+	ASSERT_EQ((long long)(model_req__tokens_per_s(r) * 10 + 0.5), 167, "5 tokens in 0.3 s");
 	ASSERT_EQ(r->end, GMT_HTTP_END_CHUNKED, "chunked end");
 	r = &p->reqs[3];
-	ASSERT_EQ(r->decodes, 1, "the shared decode counts for both in flight");
+	ASSERT_EQ(r->t.decodes, 1, "the shared decode counts for both in flight");
 	ASSERT_TRUE(r->done && r->end == GMT_HTTP_END_CLOSE && !r->responded, "cut by the close");
+out:
+	model__free(m);
+}
+
+/* a decode of several sequences: {seq, n_tokens, n_outputs, pos_min} each */
+static void seq_decode(struct model *m, double t, double dur, int n, const int (*q)[4])
+{
+	char buf[sizeof(struct gmt_decode) + GMT_DECODE_SEQS * sizeof(struct gmt_decode_seq)];
+	struct gmt_decode *e = (struct gmt_decode *)buf;
+	int i;
+
+	event__init(&e->hdr, GMT_EV_DECODE, sizeof(*e) + n * sizeof(e->seqs[0]), T(t), 100);
+	e->kind = GMT_DEC_DECODE;
+	e->dur_ns = dur * 1e9;
+	e->nr_seqs = n;
+	for (i = 0; i < n; i++) {
+		e->seqs[i] = (struct gmt_decode_seq){
+			q[i][0], q[i][1], q[i][2], q[i][3], q[i][3] + q[i][1] - 1, 0
+		};
+		e->n_tokens += q[i][1];
+	}
+	model__add(m, &e->hdr);
+}
+
+static void post(struct model *m, double t, __u64 conn, const char *path)
+{
+	struct gmt_http e;
+
+	event__init(&e.hdr, GMT_EV_HTTP, sizeof(e), T(t), 100);
+	e.conn = conn;
+	e.kind = GMT_HTTP_REQUEST;
+	snprintf(e.method, sizeof(e.method), "POST");
+	snprintf(e.path, sizeof(e.path), "%s", path);
+	model__add(m, &e.hdr);
+}
+
+/* two slots batched together, the later request served first: each request
+ * gets its own sequence's tokens and rate; a warm-up decode goes to none */
+static void test_model_concurrent_slots(void)
+{
+	struct model *m = model_of_run(3);
+	struct model_proc *p = model__proc(m, 100);
+	const struct model_request *a, *b;
+	int i;
+
+	seq_decode(m, 1.5, 0.01, 1, (const int[][4]){ { 0, 2, 1, 0 } }); /* warm-up */
+	post(m, 2.000, 1, "/completion");
+	post(m, 2.001, 2, "/v1/completions");
+	/* the second request's prompt first: seq 1, 20 tokens */
+	seq_decode(m, 2.010, 0.008, 1, (const int[][4]){ { 1, 20, 1, 0 } });
+	/* then the first's (seq 0, 30 tokens, reusing 5 cached) beside seq 1's step */
+	seq_decode(m, 2.020, 0.008, 2, (const int[][4]){ { 1, 1, 1, 20 }, { 0, 30, 1, 5 } });
+	/* steps of 10 ms: seq 1 takes 3 more, seq 0 takes 6 */
+	for (i = 0; i < 6; i++) {
+		if (i < 3)
+			seq_decode(m, 2.030 + i * 0.01, 0.008, 2,
+				   (const int[][4]){ { 0, 1, 1, 35 + i }, { 1, 1, 1, 21 + i } });
+		else
+			seq_decode(m, 2.030 + i * 0.01, 0.008, 1,
+				   (const int[][4]){ { 0, 1, 1, 35 + i } });
+		if (i == 3) { /* answered a batch late: seq 1 ended at 2.05 */
+			http_event(m, 2.061, 2, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+			http_event(m, 2.0612, 2, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+		}
+	}
+	http_event(m, 2.081, 1, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, 2.0812, 1, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	/* a new prompt on seq 1 goes back in position: a run with no request */
+	seq_decode(m, 2.2, 0.008, 1, (const int[][4]){ { 1, 4, 1, 0 } });
+	if (!ASSERT_TRUE(p && p->nr_reqs == 2, "two requests"))
+		goto out;
+	a = &p->reqs[0];
+	b = &p->reqs[1];
+	ASSERT_EQ(a->seq, 0, "the first request: sequence 0");
+	ASSERT_EQ(a->t.prompt_tokens, 30, "its prompt");
+	ASSERT_EQ(model_req__generated(a), 7, "6 steps, and the last sampled");
+	/* 6 steps from 2.020 to 2.080 */
+	ASSERT_EQ((long long)(model_req__tokens_per_s(a) + 0.5), 100, "6 tokens in 60 ms");
+	ASSERT_EQ(b->seq, 1, "the second: sequence 1");
+	ASSERT_EQ(b->t.prompt_tokens, 20, "its prompt");
+	ASSERT_EQ(model_req__generated(b), 5, "4 steps, and the last sampled");
+	ASSERT_EQ(model_req__untied_tokens(p), 2 + 4, "warm-up and the last prompt: no request");
+	ASSERT_EQ(p->decodes, 10, "every decode counted once");
 out:
 	model__free(m);
 }
@@ -1161,6 +1245,7 @@ static const struct {
 	{ "unit_model_bo", test_model_bo },
 	{ "unit_drm_fdinfo", test_drm_fdinfo },
 	{ "unit_model_requests", test_model_requests },
+	{ "unit_model_concurrent_slots", test_model_concurrent_slots },
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_findings", test_findings },
 	{ "unit_findings_long_run", test_findings_long_run },

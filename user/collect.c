@@ -489,6 +489,7 @@ static void emit_proc(struct collect *c, bool spawned)
 		snprintf(cmdline, sizeof(cmdline), "%s", c->o->cmdline ? c->o->cmdline : "");
 	else
 		procfs__read(pid, "cmdline", cmdline, sizeof(cmdline));
+	procfs__redact(cmdline);
 	len = strlen(cmdline);
 	event__init(&p->hdr, GMT_EV_PROC, round8(offsetof(struct gmt_proc, cmdline) + len + 1),
 		    event__now_ns(), pid);
@@ -514,6 +515,29 @@ static void emit_proc(struct collect *c, bool spawned)
 		p->uid = pp ? strtoul(pp + 4, NULL, 10) : 0;
 	}
 	emit(c, &p->hdr);
+}
+
+/* the target's memory settings from its environment: ours when we start it */
+static void emit_proc_env(struct collect *c, bool spawned)
+{
+	struct gmt_proc_env *e = (struct gmt_proc_env *)c->scratch;
+	size_t n = 0, max = sizeof(c->scratch) - sizeof(*e) - 8;
+	char env[16384];
+	char **v;
+
+	if (spawned) {
+		for (v = environ; *v && n < sizeof(env); v++)
+			n += snprintf(env + n, sizeof(env) - n, "%s", *v) + 1;
+		if (n > sizeof(env))
+			n = sizeof(env);
+	} else {
+		n = procfs__read_raw(attach__target(c->a), "environ", env, sizeof(env));
+	}
+	n = procfs__settings(env, n, e->vars, max);
+	event__init(&e->hdr, GMT_EV_PROC_ENV, round8(sizeof(*e) + n), event__now_ns(),
+		    attach__target(c->a));
+	e->vars_len = n;
+	emit(c, &e->hdr);
 }
 
 static void emit_end(struct collect *c, __u32 reason)
@@ -691,6 +715,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	if (!o->spawned)
 		emit_rss_baseline(c, attach__target(a));
 	emit_proc(c, o->spawned);
+	emit_proc_env(c, o->spawned);
 	if (!o->spawned)
 		symbolizer__refresh(c->sym, attach__target(a));
 	if (attach__gpu_ready(a))

@@ -57,6 +57,27 @@ static void stack(struct json_object *o, const struct gmt_stack *s)
 	add(o, "frames", a);
 }
 
+/* a batch's tokens by sequence */
+static struct json_object *decode_seqs(const struct gmt_decode *d)
+{
+	struct json_object *a = json_object_new_array();
+	__u32 i;
+
+	for (i = 0; i < d->nr_seqs && i < GMT_DECODE_SEQS; i++) {
+		const struct gmt_decode_seq *q = &d->seqs[i];
+		struct json_object *o = json_object_new_object();
+
+		add(o, "seq", i64(q->seq));
+		add(o, "n_tokens", u64(q->n_tokens));
+		add(o, "n_outputs", u64(q->n_outputs));
+		add(o, "pos_min", i64(q->pos_min));
+		add(o, "pos_max", i64(q->pos_max));
+		add(o, "flags", u64(q->flags));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 void dump__event(void *ctx, const struct gmt_hdr *e)
 {
 	struct dump *d = ctx;
@@ -82,6 +103,16 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "status", u64(p->status));
 		add(o, "what", strn(p->what, sizeof(p->what)));
 		add(o, "reason", strn(p->reason, sizeof(p->reason)));
+		break;
+	}
+	case GMT_EV_PROC_ENV: {
+		const struct gmt_proc_env *v = (const void *)e;
+		struct json_object *a = json_object_new_array();
+		const char *s = v->vars, *end = v->vars + v->vars_len;
+
+		for (; s < end; s += strnlen(s, end - s) + 1)
+			json_object_array_add(a, strn(s, end - s));
+		add(o, "vars", a);
 		break;
 	}
 	case GMT_EV_RSS: {
@@ -155,6 +186,8 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "n_tokens", u64(d->n_tokens));
 		add(o, "embd", u64(d->embd));
 		add(o, "dur_ns", u64(d->dur_ns));
+		if (e->len >= sizeof(*d))
+			add(o, "seqs", decode_seqs(d));
 		break;
 	}
 	case GMT_EV_MEMINFO: {

@@ -31,9 +31,10 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_BO] = { "bo", sizeof(struct gmt_bo) },
 	[GMT_EV_DRM_FDINFO] = { "drm_fdinfo", sizeof(struct gmt_drm_fdinfo) },
 	[GMT_EV_HTTP] = { "http", sizeof(struct gmt_http) },
-	[GMT_EV_DECODE] = { "decode", sizeof(struct gmt_decode) },
+	[GMT_EV_DECODE] = { "decode", offsetof(struct gmt_decode, nr_seqs) },
 	[GMT_EV_MEMINFO] = { "meminfo", sizeof(struct gmt_meminfo) },
 	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
+	[GMT_EV_PROC_ENV] = { "proc_env", sizeof(struct gmt_proc_env) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -90,6 +91,15 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 		return offsetof(struct gmt_gpu_call, ips) +
 			       ((const struct gmt_gpu_call *)e)->nr_ips * 8u <=
 		       e->len;
+	case GMT_EV_PROC_ENV:
+		return sizeof(struct gmt_proc_env) + ((const struct gmt_proc_env *)e)->vars_len <=
+		       e->len;
+	case GMT_EV_DECODE:
+		/* recordings from before sequences end at nr_seqs */
+		return e->len < sizeof(struct gmt_decode) ||
+		       sizeof(struct gmt_decode) + ((const struct gmt_decode *)e)->nr_seqs *
+							   (__u64)sizeof(struct gmt_decode_seq) <=
+			       e->len;
 	}
 	return true;
 }

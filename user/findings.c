@@ -10,13 +10,10 @@
 
 const char *findings__kind_name(enum finding_kind k)
 {
-	static const char *const names[F_NR] = { "alloc_failure",
-						 "leak",
-						 "unexplained_device_growth",
-						 "eviction_slowdown",
-						 "bounded_cache",
-						 "step",
-						 "steady" };
+	static const char *const names[F_NR] = {
+		"alloc_failure",     "exit",	      "leak", "unexplained_device_growth",
+		"eviction_slowdown", "bounded_cache", "step", "steady"
+	};
 
 	return k < F_NR ? names[k] : "?";
 }
@@ -151,6 +148,7 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 		analyze__shape(all[i].y, all[i].n, &all[i].r);
 	}
 	findings__failures(m, p, fs);
+	findings__exit(m, p, fs);
 	findings__evictions(m, p, fs);
 	for (i = 0; i < n; i++)
 		if (all[i].c.cls == CAT_HOST || all[i].c.cls == CAT_API ||

@@ -13,6 +13,7 @@
 /* in the order the report shows them: the most urgent first */
 enum finding_kind {
 	F_ALLOC_FAILURE,
+	F_EXIT, /* the process died: a signal or a failing exit status */
 	F_LEAK,
 	F_UNEXPLAINED,
 	F_EVICTION,
@@ -61,7 +62,7 @@ struct finding {
 	size_t nr_stacks;
 	char evidence[FINDING_EVIDENCE][200];
 	size_t nr_evidence;
-	char message[1024];
+	char message[1536];
 };
 
 struct findings {
@@ -83,6 +84,8 @@ void finding__evidence(struct finding *f, const char *fmt, ...)
 void findings__label_stacks(const struct model *m, struct finding_stack *s, size_t n);
 /* failures, and device growth the API does not explain (findings_gpu.c) */
 void findings__failures(const struct model *m, const struct model_proc *p, struct findings *f);
+/* an exit by a signal or with a failing status (findings_exit.c) */
+void findings__exit(const struct model *m, const struct model_proc *p, struct findings *f);
 /* evictions of p's buffers against its decode rate (findings_bo.c) */
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *f);
 

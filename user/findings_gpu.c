@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "findings.h"
+#include "findings_int.h"
 #include "fmt.h"
 #include "gpufuncs.h"
 
@@ -114,7 +114,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 			f->message + len, sizeof(f->message) - len,
 			". What to try: keep fewer graph executables alive; their memory is not in "
 			"the allocation calls%s.",
-			llama(p, f) ? " (for llama.cpp, GGML_CUDA_DISABLE_GRAPHS=1)" : "");
+			llama(p, f) ? findings__graphs_advice(p) : "");
 	else if (f->nr_stacks && len < sizeof(f->message))
 		snprintf(
 			f->message + len, sizeof(f->message) - len,

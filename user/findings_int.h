@@ -39,4 +39,12 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 			  const struct judged *all, size_t nall, const struct judged *j,
 			  struct findings *fs);
 
+/* findings_llama.c: what llama-server's settings say of host growth (a
+ * sentence or more for the message, into buf); 0 when not llama-server */
+size_t findings__llama_host(const struct model *m, const struct model_proc *p,
+			    const struct judged *j, struct finding *f, bool bounded, char *buf,
+			    size_t size);
+/* what to say of CUDA graphs, given the settings */
+const char *findings__graphs_advice(const struct model_proc *p);
+
 #endif

@@ -31,7 +31,7 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 		upto--;
 	for (i = 1; i <= upto && n < 4096; i++, n++) {
 		d[n] = j->y[i] - j->y[i - 1];
-		t[n] = j->req[i]->prompt_tokens;
+		t[n] = j->req[i]->t.prompt_tokens;
 		mean += d[n];
 		sq += d[n] * d[n];
 		vary |= t[n] != t[0];
@@ -158,11 +158,6 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 			  B(b, f->stacks[0].bytes), f->stacks[0].label);
 }
 
-static bool is_llama_server(const struct model_proc *p)
-{
-	return strstr(p->comm, "llama-server") || strstr(p->exe, "llama-server");
-}
-
 /* the process's memory: every category that holds bytes, at its last level */
 static double footprint(const struct judged *all, size_t n)
 {
@@ -258,34 +253,30 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 	}
 	if (len >= sizeof(f->message))
 		return;
-	if (j->c.cls == CAT_HOST)
+	if (j->c.cls == CAT_HOST &&
+	    !findings__llama_host(m, p, j, f, false, f->message + len, sizeof(f->message) - len))
 		snprintf(f->message + len, sizeof(f->message) - len,
-			 " What to try: the stacks below allocate it%s.",
-			 is_llama_server(p) ?
-				 "; llama-server keeps its prompt cache in host memory "
-				 "(--cache-ram N bounds it, 0 turns it off)" :
-				 "");
+			 " What to try: the stacks below allocate it.");
 	else if (j->c.cls == CAT_API)
 		snprintf(f->message + len, sizeof(f->message) - len,
 			 " What to try: memory allocated while serving and never freed; the stacks "
 			 "below made it.");
 }
 
-static void bounded_message(const struct model_proc *p, const struct judged *j, double rate,
-			    const char *say, struct finding *f)
+static void bounded_message(const struct model *m, const struct model_proc *p,
+			    const struct judged *j, double rate, const char *say, struct finding *f)
 {
 	char a[32], b[32];
+	size_t len;
 
-	snprintf(f->message, sizeof(f->message),
-		 "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the last "
-		 "%zu: a bounded cache with a ceiling of %s, not a leak.%s%s",
-		 j->c.text, B(a, rate), judged__unit(j), judged__req_no(j, j->r.change_at),
-		 j->per_request ? "request" : "sample", B(b, j->r.ceiling),
-		 j->n - 1 - j->r.change_at, B(b, j->r.ceiling), say,
-		 is_llama_server(p) && j->c.cls == CAT_HOST ?
-			 " If the ceiling is too much for this machine, lower llama-server's "
-			 "--cache-ram." :
-			 "");
+	len = snprintf(f->message, sizeof(f->message),
+		       "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the "
+		       "last %zu: a bounded cache with a ceiling of %s, not a leak.%s",
+		       j->c.text, B(a, rate), judged__unit(j), judged__req_no(j, j->r.change_at),
+		       j->per_request ? "request" : "sample", B(b, j->r.ceiling),
+		       j->n - 1 - j->r.change_at, B(b, j->r.ceiling), say);
+	if (len < sizeof(f->message))
+		findings__llama_host(m, p, j, f, true, f->message + len, sizeof(f->message) - len);
 }
 
 /* a finding about category j, with its shape and levels */
@@ -374,7 +365,7 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
-		bounded_message(p, j, judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
+		bounded_message(m, p, j, judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
 				say, f);
 		break;
 	case SHAPE_STEP:
@@ -493,14 +484,16 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 	snprintf(f->message, sizeof(f->message),
 		 "the driver counts %s of this process's device memory per %s more than its "
 		 "allocation calls explain (%s: %s -> %s over %.0f %ss; API device allocations %s "
-		 "per %s).%s",
+		 "per %s).%s%s.",
 		 B(a, (slope - aslope)), judged__unit(j), j->c.text, B(b, j->y[0]),
 		 B(c, j->y[n - 1]), j->x[n - 1] - j->x[0], j->per_request ? "request" : "second",
 		 D(d, (aslope)), judged__unit(j),
 		 have_graphs && glo > 0 ?
-			 " Live graph executables grow with it: likely a growing CUDA graph cache "
-			 "(for llama.cpp, try GGML_CUDA_DISABLE_GRAPHS=1)." :
-			 " Memory the driver allocates by itself (contexts, graphs, pools) grows.");
+			 " Live graph executables grow with it: likely a growing "
+			 "CUDA graph cache" :
+			 " Memory the driver allocates by itself (contexts, graphs, "
+			 "pools) grows",
+		 have_graphs && glo > 0 ? findings__graphs_advice(p) : "");
 	if (have_graphs && glo > 0) {
 		size_t len = strlen(f->message);
 

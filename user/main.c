@@ -412,6 +412,7 @@ static void target_cmdline(const struct args *a, char *buf, size_t size)
 		join_args(a->argv, buf, size);
 	else
 		procfs__read(a->pid, "cmdline", buf, size);
+	procfs__redact(buf);
 }
 
 static struct tracefile_writer *open_output(const struct args *a, const char *cmdline)

@@ -182,6 +182,13 @@ static void on_proc(struct model_proc *p, const struct gmt_proc *e)
 	p->cmdline = dup_tail(e->cmdline, strnlen(e->cmdline, e->cmdline_len));
 }
 
+static void on_proc_env(struct model_proc *p, const struct gmt_proc_env *e)
+{
+	free(p->env);
+	p->env = dup_tail(e->vars, e->vars_len);
+	p->env_len = p->env ? e->vars_len : 0;
+}
+
 /* memory figures restart with the new program; the old image's are gone */
 static void reset_memory(struct model_proc *p)
 {
@@ -243,6 +250,7 @@ static void on_proc_exit(struct model_proc *p, const struct gmt_exit *e)
 	p->exited = true;
 	p->exit_ts = e->hdr.ts_ns;
 	p->exit_code = e->exit_code;
+	model_req__flush(p, e->hdr.ts_ns);
 }
 
 static void on_sample(struct model_proc *p, const struct gmt_sample *e)
@@ -494,6 +502,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_PROC:
 		on_proc(p, (const void *)e);
 		break;
+	case GMT_EV_PROC_ENV:
+		on_proc_env(p, (const void *)e);
+		break;
 	case GMT_EV_EXEC:
 		on_exec(p, (const void *)e);
 		break;
@@ -617,6 +628,8 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
 		m->end_ts = e->ts_ns;
+		for (size_t i = 0; i < m->nr_procs; i++)
+			model_req__flush(m->procs[i], e->ts_ns);
 		break;
 	default:
 		add_proc_event(m, e);
@@ -637,6 +650,9 @@ static void proc_free(struct model_proc *p)
 	model_gpu__free(p->gpu);
 	model_drm__free(p->drm);
 	free(p->reqs);
+	free(p->env);
+	free(p->seqs);
+	free(p->runs);
 	free(p);
 }
 

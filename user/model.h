@@ -36,6 +36,8 @@ struct model_proc {
 	char comm[GMT_COMM_LEN];
 	char exe[GMT_PATH_LEN];
 	char *cmdline;
+	char *env; /* "NAME=value\0"...: the settings of gmt_proc_env */
+	size_t env_len;
 	bool followed; /* a child added by -f */
 	__u64 first_ts, exec_ts, exit_ts;
 	bool exited;
@@ -75,6 +77,34 @@ struct model_proc {
 	size_t nr_reqs, reqs_cap, first_open;
 	__u64 tls_conns, http_conns_closed;
 	__u64 decodes, decode_tokens, decode_errors, encodes, images; /* llama.cpp */
+	size_t first_untied;
+	/* llama.cpp sequences (llama-server: slots), and their runs: one task each */
+	struct model_seq *seqs;
+	size_t nr_seqs, seqs_cap;
+	struct model_run *runs;
+	size_t nr_runs, runs_cap;
+	bool batch_seqs;	  /* decodes carried their tokens by sequence */
+	__u64 merged_seq_decodes; /* more sequences in a batch than were told apart */
+};
+
+/* what llama.cpp's decodes did for one task (model_req.c) */
+struct model_tally {
+	__u64 decodes, decode_ns, decode_errors, prompt_tokens, image_tokens, gen_decodes;
+	__u64 prompt_end_ts, gen_last_end_ts; /* ends of the prompt's last batch, the last step */
+	bool prompt_done; /* the prompt's last batch (the one asking for logits) went by */
+};
+
+struct model_seq {
+	__s32 seq;
+	__s32 last_pos; /* -1 before any */
+	size_t run;	/* 1 + index of its current run; 0 none */
+};
+
+struct model_run {
+	__s32 seq;
+	__u64 start_ts, last_end_ts; /* its first decode's start, its last one's end */
+	size_t req;		     /* 1 + index of the request given it; 0 none yet */
+	struct model_tally t;
 };
 
 /* GPU API memory of one process, by API and kind */
@@ -179,12 +209,14 @@ struct model_drm {
 
 struct model_request {
 	__u64 conn, start_ts, resp_ts, end_ts, bytes_in, bytes_out;
-	/* llama.cpp's calls while it was in flight */
-	__u64 decodes, prompt_tokens, gen_decodes, image_tokens, image_ns, decode_ns;
-	__u64 gen_first_ts, gen_last_ts; /* starts of the first and last one-token decode */
-	__u64 decode_errors;
+	/* llama.cpp's work for it: its run's, once tied (model_req.c) */
+	struct model_tally t;
+	__u64 image_ns;
+	__s32 seq;	   /* the llama.cpp sequence that served it; -1 none */
 	__u16 status, end; /* enum gmt_http_end; 0 while open */
 	bool sse, responded, done;
+	bool tied;	  /* its run was looked for */
+	bool prompt_done; /* as t.prompt_done, for requests not tied yet: images */
 	char method[8];
 	char path[64];
 };
@@ -277,6 +309,10 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e);
 /* generated tokens of a request (see model_req.c); its decode rate, or -1 */
 __u64 model_req__generated(const struct model_request *r);
 double model_req__tokens_per_s(const struct model_request *r);
+/* ties the requests ended by `now` to their runs: at the end of a trace */
+void model_req__flush(struct model_proc *p, __u64 now);
+/* tokens decoded for no request: warm-up, or before tracing began */
+__u64 model_req__untied_tokens(const struct model_proc *p);
 void model_drm__free(struct model_drm *d);
 /* amdgpu domains as "vram|gtt"; "" for none */
 const char *model_bo__domains(__u32 d, char *buf, size_t size);

@@ -1,13 +1,34 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* HTTP requests from HTTP events: on each connection, responses answer
- * requests in order (HTTP/1.1 pipelining keeps that order). A llama.cpp
- * call counts for every request in flight when it returns: one request at a
- * time gets exact figures; several share each batch (llama-server decodes
- * their tokens together), and each sees the batch's tokens and time.
- * Generation samples a token after each decode and feeds it back with a
- * one-token decode, except the last one sampled: generated tokens are the
- * one-token decodes after the prompt, plus one. The decode rate is one token
- * per period between the starts of those decodes (sampling included). */
+ * requests in order (HTTP/1.1 pipelining keeps that order).
+ *
+ * llama.cpp's decodes carry their batch's tokens by sequence; llama-server
+ * gives each slot a sequence and decodes the slots' tokens together. Each
+ * sequence's work is cut into runs, one per task: a run starts when the
+ * sequence goes back in position (a new prompt, reusing what it has cached)
+ * or takes a batch of prompt tokens after generating. A run's tokens are its
+ * prompt until the batch that asks for logits (the prompt's last), then one
+ * generation step per decode: a token sampled and fed back. The last token
+ * sampled is never fed back: generated tokens are the steps plus one. The
+ * decode rate is the steps over the time from the prompt's end to the last
+ * step's end, as llama-server counts it.
+ *
+ * A request is tied to its run from the outside, once it has ended: a run
+ * that started after the request arrived, is tied to no other request, and
+ * had its last decode before the response ended and none after; for an
+ * event stream, whose headers go out after its first token, one whose
+ * prompt ended before them. Requests are tied in the order they ended, each
+ * to the first of those runs to finish (then the first to start): the
+ * server answers in the order its runs finish, if a batch or two late.
+ * Whether a run went on is known at the next decode (or at the end of the
+ * trace): the tie waits for it. It can be
+ * wrong when two requests' last tokens come within a few batches of each
+ * other and the server answers them in the other order (a busy HTTP
+ * thread), or when it takes requests out of their arrival order and they
+ * finish in the same batch.
+ *
+ * Recordings from before sequences were read fall back to the old rule: a
+ * call counts for every request in flight. */
 #include <string.h>
 #include "model.h"
 
@@ -51,6 +72,7 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 			return;
 		r = &p->reqs[p->nr_reqs++];
 		memset(r, 0, sizeof(*r));
+		r->seq = -1;
 		r->conn = e->conn;
 		r->start_ts = e->hdr.ts_ns;
 		memcpy(r->method, e->method, sizeof(r->method) - 1);
@@ -87,10 +109,228 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 	}
 }
 
+/* llama-server's endpoints that answer without decoding */
+static bool decodes_for(const struct model_request *r)
+{
+	static const char *const quiet[] = { "tokenize", "detokenize", "apply-template",
+					     "props",	 "slots",      "lora-adapters",
+					     "models",	 "metrics",    "health" };
+	const char *last = strrchr(r->path, '/');
+	size_t i;
+
+	if (strcmp(r->method, "POST") && strcmp(r->method, "PUT"))
+		return false;
+	for (i = 0; last && i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		if (!strcmp(last + 1, quiet[i]) || strstr(r->path, "/slots"))
+			return false;
+	return true;
+}
+
+/* a decode's tokens into a tally (a run's, or an old recording's request's) */
+static void tally(struct model_tally *t, const struct gmt_decode *e, __u32 n_tokens,
+		  __u32 n_outputs)
+{
+	t->decodes++;
+	t->decode_ns += e->dur_ns;
+	if (e->ret) {
+		t->decode_errors++;
+		return;
+	}
+	if (e->embd) {
+		t->image_tokens += n_tokens;
+		return;
+	}
+	if (!t->prompt_done) {
+		t->prompt_tokens += n_tokens;
+		t->prompt_done = n_outputs > 0;
+		t->prompt_end_ts = e->hdr.ts_ns;
+		return;
+	}
+	t->gen_decodes++;
+	t->gen_last_end_ts = e->hdr.ts_ns;
+}
+
+static struct model_seq *seq_state(struct model_proc *p, __s32 seq)
+{
+	struct model_seq *s;
+	size_t i;
+
+	for (i = 0; i < p->nr_seqs; i++)
+		if (p->seqs[i].seq == seq)
+			return &p->seqs[i];
+	if (model__grow((void **)&p->seqs, &p->seqs_cap, p->nr_seqs, sizeof(*s)))
+		return NULL;
+	s = &p->seqs[p->nr_seqs++];
+	*s = (struct model_seq){ .seq = seq, .last_pos = -1 };
+	return s;
+}
+
+/* the run sequence d of a batch continues, or NULL when d starts a new one:
+ * a step back in position (a new prompt), prompt tokens after generation,
+ * or a run whose request has already been given it */
+static struct model_run *continued(struct model_proc *p, const struct model_seq *s,
+				   const struct gmt_decode_seq *d)
+{
+	struct model_run *r = s->run ? &p->runs[s->run - 1] : NULL;
+
+	if (!r || r->req)
+		return NULL;
+	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min <= s->last_pos)
+		return NULL;
+	if (r->t.prompt_done && d->n_tokens > 1 && d->n_outputs < d->n_tokens)
+		return NULL;
+	return r;
+}
+
+static void give(struct model_request *q, const struct model_run *r)
+{
+	q->t = r->t;
+	q->seq = r->seq;
+	q->prompt_done = r->t.prompt_done;
+}
+
+/* the next request to tie: ended by `now`, the first to end */
+static struct model_request *next_ended(struct model_proc *p, __u64 now)
+{
+	struct model_request *first = NULL;
+	size_t i;
+
+	for (i = p->first_untied; i < p->nr_reqs; i++) {
+		struct model_request *q = &p->reqs[i];
+
+		if (!q->tied && q->done && q->end_ts <= now &&
+		    (!first || q->end_ts < first->end_ts))
+			first = q;
+	}
+	return first;
+}
+
+/* An event stream's headers go out after its first token, so after the
+ * decode that ended its run's prompt: a run whose prompt ended before them
+ * is the better one. Then the first to finish, then the first to start. */
+static bool better(const struct model_request *q, const struct model_run *r,
+		   const struct model_run *b)
+{
+	bool rs = q->sse && r->t.prompt_end_ts <= q->resp_ts,
+	     bs = q->sse && b->t.prompt_end_ts <= q->resp_ts;
+
+	if (rs != bs)
+		return rs;
+	if (r->last_end_ts != b->last_end_ts)
+		return r->last_end_ts < b->last_end_ts;
+	return r->start_ts < b->start_ts;
+}
+
+/* Ties the requests that have ended by `now` to their runs, in the order
+ * they ended, each to the first run to finish among those it can have (the
+ * server may answer a batch or two after the last token, but it answers in
+ * the order the runs finished); `active`: the runs that go on in the
+ * decode that starts at `now` (none at the end), which have not finished. */
+static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, size_t nactive)
+{
+	struct model_request *q;
+	size_t k, a, best;
+
+	while ((q = next_ended(p, now))) {
+		q->tied = true;
+		if (!decodes_for(q) || !q->responded)
+			continue;
+		best = 0;
+		for (k = 0; k < p->nr_runs; k++) {
+			const struct model_run *r = &p->runs[k],
+					       *b = best ? &p->runs[best - 1] : NULL;
+
+			if (r->req || r->start_ts < q->start_ts || r->last_end_ts > q->end_ts)
+				continue;
+			for (a = 0; a < nactive && active[a] != k + 1; a++)
+				;
+			if (a < nactive)
+				continue;
+			if (!b || better(q, r, b))
+				best = k + 1;
+		}
+		if (best) {
+			p->runs[best - 1].req = q - p->reqs + 1;
+			give(q, &p->runs[best - 1]);
+		}
+	}
+	while (p->first_untied < p->nr_reqs && p->reqs[p->first_untied].tied)
+		p->first_untied++;
+}
+
+void model_req__flush(struct model_proc *p, __u64 now)
+{
+	tie_ended(p, now, NULL, 0);
+}
+
+/* a recording without sequences: the call counts for every request in flight */
+static void decode_unsplit(struct model_proc *p, const struct gmt_decode *e)
+{
+	size_t i;
+
+	for (i = p->first_open; i < p->nr_reqs; i++) {
+		struct model_request *r = &p->reqs[i];
+
+		if (r->done || r->start_ts > e->hdr.ts_ns)
+			continue;
+		/* one token after the prompt: a sampled one fed back */
+		r->t.prompt_done = r->t.prompt_tokens && e->n_tokens == 1 && !e->embd;
+		tally(&r->t, e, e->n_tokens, 0);
+		r->t.prompt_done = r->prompt_done = r->t.prompt_tokens > 0;
+		r->tied = true;
+	}
+}
+
+static size_t nr_seqs(const struct gmt_decode *e)
+{
+	if (e->hdr.len < sizeof(*e))
+		return 0;
+	return e->nr_seqs < GMT_DECODE_SEQS ? e->nr_seqs : GMT_DECODE_SEQS;
+}
+
+static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t n)
+{
+	__u64 start = e->hdr.ts_ns - e->dur_ns;
+	size_t active[GMT_DECODE_SEQS], nactive = 0, i;
+	struct model_run *run[GMT_DECODE_SEQS];
+	struct model_seq *s;
+
+	p->batch_seqs = true;
+	for (i = 0; i < n; i++) {
+		s = seq_state(p, e->seqs[i].seq);
+		run[i] = s ? continued(p, s, &e->seqs[i]) : NULL;
+		if (run[i])
+			active[nactive++] = run[i] - p->runs + 1;
+	}
+	tie_ended(p, start, active, nactive);
+	for (i = 0; i < n; i++) {
+		const struct gmt_decode_seq *d = &e->seqs[i];
+
+		if (d->flags & GMT_DSEQ_MERGED)
+			p->merged_seq_decodes++;
+		s = seq_state(p, d->seq);
+		if (!s)
+			continue;
+		if (!run[i]) {
+			if (model__grow((void **)&p->runs, &p->runs_cap, p->nr_runs,
+					sizeof(*p->runs)))
+				continue;
+			run[i] = &p->runs[p->nr_runs++];
+			memset(run[i], 0, sizeof(*run[i]));
+			run[i]->seq = d->seq;
+			run[i]->start_ts = start;
+			s->run = p->nr_runs;
+		}
+		s->last_pos = d->pos_max;
+		run[i]->last_end_ts = e->hdr.ts_ns;
+		tally(&run[i]->t, e, d->n_tokens, d->n_outputs);
+	}
+}
+
 void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 {
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
-	size_t i;
+	size_t i, n = nr_seqs(e);
 
 	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
 		p->decodes += e->kind == GMT_DEC_DECODE;
@@ -100,45 +340,42 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 	} else if (e->kind == GMT_DEC_IMAGE) {
 		p->images++;
 	}
-	for (i = p->first_open; i < p->nr_reqs; i++) {
-		struct model_request *r = &p->reqs[i];
-
-		if (r->done || r->start_ts > e->hdr.ts_ns)
-			continue;
-		if (e->kind == GMT_DEC_IMAGE) {
-			r->image_ns += e->dur_ns;
-			continue;
-		}
-		if (e->kind != GMT_DEC_DECODE && e->kind != GMT_DEC_ENCODE)
-			continue;
-		r->decodes++;
-		r->decode_ns += e->dur_ns;
-		if (e->ret) {
-			r->decode_errors++;
-			continue;
-		}
-		if (e->embd)
-			r->image_tokens += e->n_tokens;
-		else if (e->n_tokens == 1 && r->prompt_tokens) {
-			/* one token after the prompt: a sampled one fed back */
-			r->gen_decodes++;
-			if (!r->gen_first_ts)
-				r->gen_first_ts = start;
-			r->gen_last_ts = start;
-		} else {
-			r->prompt_tokens += e->n_tokens;
-		}
+	if (e->kind == GMT_DEC_IMAGE) {
+		/* for the requests in flight whose prompt is not done yet */
+		for (i = p->first_open; i < p->nr_reqs; i++)
+			if (!p->reqs[i].done && p->reqs[i].start_ts <= start &&
+			    !p->reqs[i].prompt_done)
+				p->reqs[i].image_ns += e->dur_ns;
+		return;
 	}
+	if (e->kind != GMT_DEC_DECODE && e->kind != GMT_DEC_ENCODE)
+		return;
+	if (n)
+		decode_seqs(p, e, n);
+	else
+		decode_unsplit(p, e);
 }
 
 __u64 model_req__generated(const struct model_request *r)
 {
-	return r->prompt_tokens ? r->gen_decodes + 1 : 0;
+	return r->t.prompt_done ? r->t.gen_decodes + 1 : 0;
 }
 
 double model_req__tokens_per_s(const struct model_request *r)
 {
-	if (r->gen_decodes < 2 || r->gen_last_ts <= r->gen_first_ts)
+	if (!r->t.gen_decodes || r->t.gen_last_end_ts <= r->t.prompt_end_ts)
 		return -1;
-	return (r->gen_decodes - 1) / ((r->gen_last_ts - r->gen_first_ts) / 1e9);
+	return r->t.gen_decodes / ((r->t.gen_last_end_ts - r->t.prompt_end_ts) / 1e9);
+}
+
+__u64 model_req__untied_tokens(const struct model_proc *p)
+{
+	__u64 n = 0;
+	size_t i;
+
+	for (i = 0; i < p->nr_runs; i++)
+		if (!p->runs[i].req)
+			n += p->runs[i].t.prompt_tokens + p->runs[i].t.gen_decodes +
+			     p->runs[i].t.image_tokens;
+	return n;
 }

@@ -24,6 +24,88 @@ void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
 			buf[i] = ' ';
 }
 
+size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, size, f);
+	fclose(f);
+	return n;
+}
+
+/* options whose value is a secret: never into a trace file */
+static const char *const secret_opts[] = { "--api-key", "--hf-token", "-hft" };
+
+static bool is_secret_opt(const char *w, size_t n, bool *inline_value)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(secret_opts) / sizeof(secret_opts[0]); i++) {
+		k = strlen(secret_opts[i]);
+		if (n >= k && !strncmp(w, secret_opts[i], k) && (n == k || w[k] == '=')) {
+			*inline_value = n > k;
+			return true;
+		}
+	}
+	return false;
+}
+
+void procfs__redact(char *cmd)
+{
+	bool next = false, inl;
+	char *w = cmd, *e;
+
+	while (*w) {
+		e = w + strcspn(w, " ");
+		if (next)
+			memset(w, '*', e - w);
+		next = is_secret_opt(w, e - w, &inl);
+		if (next && inl) {
+			memset(strchr(w, '=') + 1, '*', e - strchr(w, '=') - 1);
+			next = false;
+		}
+		w = *e ? e + 1 : e;
+	}
+}
+
+/* what changes how llama.cpp and ggml use memory, and nothing else */
+static const char *const settings[] = {
+	"LLAMA_ARG_CACHE_RAM",	      "LLAMA_ARG_N_PARALLEL",
+	"LLAMA_ARG_CTX_SIZE",	      "LLAMA_ARG_FIT",
+	"LLAMA_ARG_KV_UNIFIED",	      "LLAMA_ARG_BATCH",
+	"LLAMA_ARG_UBATCH",	      "LLAMA_ARG_N_GPU_LAYERS",
+	"LLAMA_ARG_CACHE_IDLE_SLOTS", "GGML_CUDA_DISABLE_GRAPHS",
+	"GGML_VK_VISIBLE_DEVICES",    "CUDA_VISIBLE_DEVICES",
+};
+
+size_t procfs__settings(const char *env, size_t len, char *out, size_t size)
+{
+	const char *v = env, *end = env + len, *nul;
+	size_t n = 0, i, k, vl;
+
+	for (; v < end; v = nul + 1) {
+		nul = memchr(v, 0, end - v);
+		if (!nul)
+			break;
+		for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+			k = strlen(settings[i]);
+			vl = nul - v;
+			if (vl > k && !strncmp(v, settings[i], k) && v[k] == '=' &&
+			    n + vl + 1 <= size) {
+				memcpy(out + n, v, vl + 1);
+				n += vl + 1;
+			}
+		}
+	}
+	return n;
+}
+
 /* "1234 KiB", "5 MiB", "42" (bytes) */
 static __u64 parse_size(const char *v)
 {

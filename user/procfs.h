@@ -11,6 +11,15 @@
  * empty when it cannot be read */
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size);
 
+/* /proc/PID/NAME as it is (NULs kept); its length, 0 when it cannot be read */
+size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size);
+/* a command line (arguments joined by spaces) with the values of options
+ * that hold secrets (--api-key, --hf-token) turned into '*' */
+void procfs__redact(char *cmd);
+/* of an environment ("NAME=value\0"...), the variables that set how
+ * llama.cpp uses memory, in the same form; their length */
+size_t procfs__settings(const char *env, size_t len, char *out, size_t size);
+
 struct gmt_drm_fdinfo;
 /* the DRM counters of one fdinfo text (6.1 amdgpu's drm-memory-*, the
  * drm-total-/drm-resident-* of 6.5 on, amd-evicted-vram); false when it is

@@ -248,6 +248,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 		fprintf(out, "  exe      %s\n", p->exe);
 	if (p->cmdline && p->cmdline[0])
 		fprintf(out, "  command  %s\n", p->cmdline);
+	print_llama_server(out, p);
 	print_rss(out, m, p);
 	print_status(out, p);
 	print_timeline(out, m, p, o);

@@ -67,6 +67,11 @@ struct findings;
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
 		    const struct findings *fs);
 struct json_object *requests_json(const struct model *m, const struct model_proc *p);
+/* llama.cpp's calls of the process; NULL when it made none */
+struct json_object *llama_json(const struct model_proc *p);
+/* llama-server's memory settings; nothing (NULL) when it is not llama-server */
+void print_llama_server(FILE *out, const struct model_proc *p);
+struct json_object *llama_server_json(const struct model_proc *p);
 struct json_object *drm_json(const struct model_proc *p);
 
 /* the verdicts, report_findings.c */

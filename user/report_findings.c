@@ -11,13 +11,10 @@
 
 #define WIDTH 96
 
-static const char *const titles[F_NR] = { "ALLOCATION FAILURE",
-					  "LEAK",
-					  "UNEXPLAINED DEVICE GROWTH",
-					  "EVICTION SLOWDOWN",
-					  "BOUNDED CACHE",
-					  "STEP",
-					  "STEADY" };
+static const char *const titles[F_NR] = {
+	"ALLOCATION FAILURE", "EXITED",	       "LEAK", "UNEXPLAINED DEVICE GROWTH",
+	"EVICTION SLOWDOWN",  "BOUNDED CACHE", "STEP", "STEADY"
+};
 
 /* a paragraph, wrapped at WIDTH with an indent */
 static void wrap(FILE *out, const char *s, int indent)
@@ -66,7 +63,7 @@ static void capital(char *dst, size_t size, const char *s)
 
 void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 {
-	char msg[1100], line[2048], d[32];
+	char msg[1600], line[2048], d[32];
 	size_t i, k, n = 0, steady = 0, len;
 	__u32 pid;
 
@@ -80,7 +77,7 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 		}
 		fprintf(out, "  %s: %s, pid %u (%s)", titles[f->kind], f->where, f->pid,
 			comm_of(m, f->pid));
-		if (f->kind != F_ALLOC_FAILURE)
+		if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
 			fprintf(out, ", confidence %.2f", f->confidence);
 		fputc('\n', out);
 		capital(msg, sizeof(msg), f->message);

@@ -246,6 +246,8 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "drm_fdinfo", drm_json(p));
 	add(o, "tls_connections", u64(p->tls_conns));
 	add(o, "requests", requests_json(m, p));
+	add(o, "llama", llama_json(p));
+	add(o, "llama_server", llama_server_json(p));
 	add(o, "memory_by_interval", memory_by_interval_json(m, p));
 	return o;
 }

@@ -5,6 +5,7 @@
 #include "fmt.h"
 #include "json_util.h"
 #include "findings.h"
+#include "llama_conf.h"
 #include "report_data.h"
 
 #define MAX_ROWS 50
@@ -103,6 +104,92 @@ static size_t columns(const struct model *m, const struct model_proc *p, const s
 	return c;
 }
 
+/* llama.cpp's calls in all, and those no request was tied to */
+struct json_object *llama_json(const struct model_proc *p)
+{
+	struct json_object *o;
+
+	if (!p->decodes && !p->encodes && !p->images)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "decodes", u64(p->decodes));
+	add(o, "encodes", u64(p->encodes));
+	add(o, "tokens", u64(p->decode_tokens));
+	add(o, "errors", u64(p->decode_errors));
+	add(o, "images", u64(p->images));
+	add(o, "by_sequence", json_object_new_boolean(p->batch_seqs));
+	add(o, "sequences", u64(p->nr_seqs));
+	add(o, "untied_tokens", u64(model_req__untied_tokens(p)));
+	add(o, "merged_sequence_decodes", u64(p->merged_seq_decodes));
+	return o;
+}
+
+/* llama-server's memory settings, and where each came from */
+struct json_object *llama_server_json(const struct model_proc *p)
+{
+	struct llama_conf c;
+	struct json_object *o;
+
+	if (!llama_conf__read(p, &c))
+		return NULL;
+	o = json_object_new_object();
+	add(o, "slots", i64(llama_conf__slots(&c)));
+	add(o, "slots_from", str(llama_conf__from(&c.parallel, "-np", "LLAMA_ARG_N_PARALLEL")));
+	add(o, "cache_ram_mib", i64(c.cache_ram.v));
+	add(o, "cache_ram_from",
+	    str(llama_conf__from(&c.cache_ram, "--cache-ram", "LLAMA_ARG_CACHE_RAM")));
+	add(o, "ctx_size", i64(c.ctx.v));
+	add(o, "ctx_size_from", str(llama_conf__from(&c.ctx, "-c", "LLAMA_ARG_CTX_SIZE")));
+	add(o, "fit", json_object_new_boolean(c.fit.v));
+	add(o, "cuda_graphs_disabled", json_object_new_boolean(c.cuda_graphs_off));
+	return o;
+}
+
+void print_llama_server(FILE *out, const struct model_proc *p)
+{
+	struct llama_conf c;
+	char cache[48], ctx[48];
+
+	if (!llama_conf__read(p, &c))
+		return;
+	if (c.cache_ram.v < 0)
+		snprintf(cache, sizeof(cache), "no limit");
+	else if (!c.cache_ram.v)
+		snprintf(cache, sizeof(cache), "off");
+	else
+		snprintf(cache, sizeof(cache), "%ld MiB", c.cache_ram.v);
+	if (c.ctx.v)
+		snprintf(ctx, sizeof(ctx), "%ld tokens", c.ctx.v);
+	else
+		snprintf(ctx, sizeof(ctx), "the model's");
+	fprintf(out,
+		"  llama-server %ld slots (%s), prompt cache %s (%s), context %s (%s), fit %s "
+		"(%s)%s\n",
+		llama_conf__slots(&c), llama_conf__from(&c.parallel, "-np", "LLAMA_ARG_N_PARALLEL"),
+		cache, llama_conf__from(&c.cache_ram, "--cache-ram", "LLAMA_ARG_CACHE_RAM"), ctx,
+		llama_conf__from(&c.ctx, "-c", "LLAMA_ARG_CTX_SIZE"), c.fit.v ? "on" : "off",
+		llama_conf__from(&c.fit, "--fit", "LLAMA_ARG_FIT"),
+		c.cuda_graphs_off ? ", CUDA graphs off (GGML_CUDA_DISABLE_GRAPHS)" : "");
+}
+
+static void print_llama(FILE *out, const struct model_proc *p)
+{
+	if (!p->decodes && !p->encodes)
+		return;
+	fprintf(out, "    llama.cpp: %llu decodes, %llu encodes, %llu tokens, %llu failed",
+		(unsigned long long)p->decodes, (unsigned long long)p->encodes,
+		(unsigned long long)p->decode_tokens, (unsigned long long)p->decode_errors);
+	if (p->batch_seqs)
+		fprintf(out, "; %zu sequences, %llu tokens for no request", p->nr_seqs,
+			(unsigned long long)model_req__untied_tokens(p));
+	fputc('\n', out);
+	if (p->merged_seq_decodes)
+		fprintf(out,
+			"    %llu decodes had more sequences than are told apart (%d): their "
+			"requests' tokens are mixed\n",
+			(unsigned long long)p->merged_seq_decodes, GMT_DECODE_SEQS);
+}
+
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
 		    const struct findings *fs)
 {
@@ -120,6 +207,7 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 		fprintf(out, " (and %llu TLS connections, whose requests cannot be read)",
 			(unsigned long long)p->tls_conns);
 	fputc('\n', out);
+	print_llama(out, p);
 	if (!p->nr_reqs)
 		return;
 	from = p->nr_reqs > MAX_ROWS ? p->nr_reqs - MAX_ROWS : 0;
@@ -148,7 +236,7 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			snprintf(e, sizeof(e), "-");
 		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s",
 			i + 1, model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
-			r->done ? end_name(r->end) : "open", (unsigned long long)r->prompt_tokens,
+			r->done ? end_name(r->end) : "open", (unsigned long long)r->t.prompt_tokens,
 			(unsigned long long)model_req__generated(r), e);
 		if (!nc)
 			fprintf(out, " %13s %13s", fmt_delta(a, sizeof(a), dl.anon),
@@ -196,12 +284,13 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "bo_vram_delta_bytes", dl.has_bo ? i64(dl.vram) : NULL);
 		add(o, "bo_gtt_delta_bytes", dl.has_bo ? i64(dl.gtt) : NULL);
 		add(o, "memory", request_memory_json(m, p, r));
-		add(o, "decodes", u64(r->decodes));
-		add(o, "prompt_tokens", u64(r->prompt_tokens));
+		add(o, "sequence", r->seq >= 0 ? i64(r->seq) : NULL);
+		add(o, "decodes", u64(r->t.decodes));
+		add(o, "prompt_tokens", u64(r->t.prompt_tokens));
 		add(o, "generated_tokens", u64(model_req__generated(r)));
-		add(o, "image_tokens", u64(r->image_tokens));
-		add(o, "decode_errors", u64(r->decode_errors));
-		add(o, "decode_s", num(r->decode_ns / 1e9));
+		add(o, "image_tokens", u64(r->t.image_tokens));
+		add(o, "decode_errors", u64(r->t.decode_errors));
+		add(o, "decode_s", num(r->t.decode_ns / 1e9));
 		add(o, "image_encode_s", num(r->image_ns / 1e9));
 		add(o, "decode_tokens_per_s",
 		    model_req__tokens_per_s(r) >= 0 ? num(model_req__tokens_per_s(r)) : NULL);

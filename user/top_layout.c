@@ -181,8 +181,8 @@ static void probes(struct screen *s, const struct model *m)
 /* a verdict in a line */
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
-	static const char *const names[F_NR] = { "FAILED", "LEAK", "UNEXPLAINED", "EVICTED",
-						 "CACHE",  "STEP", "STEADY" };
+	static const char *const names[F_NR] = { "FAILED",  "EXITED", "LEAK", "UNEXPLAINED",
+						 "EVICTED", "CACHE",  "STEP", "STEADY" };
 	struct top_line *l = line(s, TA_NORMAL);
 	char a[32], b[32];
 	size_t i;
@@ -192,6 +192,9 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 	switch (f->kind) {
 	case F_ALLOC_FAILURE:
 		put(s, l, TA_NORMAL, " %s %s at %.1f s", f->strs[0], f->strs[1], f->since_s);
+		break;
+	case F_EXIT:
+		put(s, l, TA_NORMAL, " %s at %.1f s", f->strs[0], f->since_s);
 		break;
 	case F_LEAK:
 	case F_UNEXPLAINED:
@@ -217,7 +220,7 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 		put(s, l, TA_NORMAL, " %s one step of %s", f->where, D(b, f->shape.step_size));
 		break;
 	}
-	if (f->kind != F_ALLOC_FAILURE)
+	if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
 		put(s, l, TA_DIM, "  (confidence %.2f)", f->confidence);
 	(void)m;
 }

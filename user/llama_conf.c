@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* llama-server's memory settings (see llama_conf.h); the names and
+ * defaults are those of llama.cpp's common/arg.cpp */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "llama_conf.h"
+
+struct opt {
+	const char *shrt, *lng, *env;
+	size_t off; /* of its conf_val in struct llama_conf */
+	bool boolean;
+};
+
+static const struct opt opts[] = {
+	{ "-cram", "--cache-ram", "LLAMA_ARG_CACHE_RAM", offsetof(struct llama_conf, cache_ram),
+	  false },
+	{ "-np", "--parallel", "LLAMA_ARG_N_PARALLEL", offsetof(struct llama_conf, parallel),
+	  false },
+	{ "-c", "--ctx-size", "LLAMA_ARG_CTX_SIZE", offsetof(struct llama_conf, ctx), false },
+	{ "-fit", "--fit", "LLAMA_ARG_FIT", offsetof(struct llama_conf, fit), true },
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static bool parse(const struct opt *o, const char *s, size_t n, long *v)
+{
+	char buf[32], *end;
+
+	if (!n || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (o->boolean) {
+		if (!strcmp(buf, "on") || !strcmp(buf, "enabled") || !strcmp(buf, "true") ||
+		    !strcmp(buf, "1"))
+			*v = 1;
+		else if (!strcmp(buf, "off") || !strcmp(buf, "disabled") || !strcmp(buf, "false") ||
+			 !strcmp(buf, "0"))
+			*v = 0;
+		else
+			return false;
+		return true;
+	}
+	*v = strtol(buf, &end, 10);
+	return *end == 0;
+}
+
+static void set(struct llama_conf *c, const struct opt *o, long v, enum conf_from from)
+{
+	struct conf_val *cv = (struct conf_val *)((char *)c + o->off);
+
+	cv->v = v;
+	cv->from = from;
+}
+
+/* NAME=value in the recorded environment */
+static void from_env(const struct model_proc *p, struct llama_conf *c)
+{
+	const char *v = p->env, *end = p->env + p->env_len;
+	size_t i, k;
+	long x;
+
+	for (; v && v < end; v += strnlen(v, end - v) + 1) {
+		if (!strncmp(v, "GGML_CUDA_DISABLE_GRAPHS=", 25) && v[25])
+			c->cuda_graphs_off = true;
+		for (i = 0; i < NOPTS; i++) {
+			k = strlen(opts[i].env);
+			if (!strncmp(v, opts[i].env, k) && v[k] == '=' &&
+			    parse(&opts[i], v + k + 1, strnlen(v + k + 1, end - v - k - 1), &x))
+				set(c, &opts[i], x, CONF_ENV);
+		}
+	}
+}
+
+/* "--opt value" or "--opt=value" in the command line (arguments joined by
+ * spaces) */
+static void from_args(const char *cmd, struct llama_conf *c)
+{
+	const char *w = cmd, *e, *eq, *val;
+	size_t i, n, vn;
+	long x;
+
+	while (w && *w) {
+		e = w + strcspn(w, " ");
+		n = e - w;
+		eq = memchr(w, '=', n);
+		for (i = 0; i < NOPTS; i++) {
+			size_t k = eq ? (size_t)(eq - w) : n;
+
+			if ((strlen(opts[i].shrt) != k || strncmp(w, opts[i].shrt, k)) &&
+			    (strlen(opts[i].lng) != k || strncmp(w, opts[i].lng, k)))
+				continue;
+			val = eq ? eq + 1 : (*e ? e + 1 : e);
+			vn = eq ? (size_t)(e - val) : strcspn(val, " ");
+			if (parse(&opts[i], val, vn, &x))
+				set(c, &opts[i], x, CONF_ARG);
+		}
+		w = *e ? e + 1 : e;
+	}
+}
+
+static bool is_server(const struct model_proc *p)
+{
+	const char *exe = strrchr(p->exe, '/');
+	size_t n = p->cmdline ? strcspn(p->cmdline, " ") : 0;
+
+	if (!strcmp(p->comm, "llama-server") || (exe && !strcmp(exe + 1, "llama-server")))
+		return true;
+	return n >= 12 && !strncmp(p->cmdline + n - 12, "llama-server", 12);
+}
+
+bool llama_conf__read(const struct model_proc *p, struct llama_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->cache_ram.v = 8192;
+	c->parallel.v = -1;
+	c->fit.v = 1;
+	c->server = is_server(p);
+	from_env(p, c);
+	if (c->server)
+		from_args(p->cmdline, c);
+	return c->server;
+}
+
+long llama_conf__slots(const struct llama_conf *c)
+{
+	return c->parallel.v > 0 ? c->parallel.v : 4;
+}
+
+const char *llama_conf__from(const struct conf_val *v, const char *arg, const char *env)
+{
+	return v->from == CONF_ARG ? arg : v->from == CONF_ENV ? env : "the default";
+}

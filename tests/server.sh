@@ -83,3 +83,100 @@ test_server_concurrent_slots() {
 	expect '[ "$(jq "[.processes[0].requests[] | .sequence] | unique | length" "$T/gmt.out")" -ge 4 ]' \
 		"the four slots seen: $(jq -c "[.processes[0].requests[] | .sequence]" "$T/gmt.out")"
 }
+
+# the same prompts again: the server reuses what it cached and decodes one
+# prompt token; each such request is still its own
+test_server_cached_prompts() {
+	need_llama_server || return 1
+	start_server -np 2 -c 2048 -t 1 || return 1
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 3 --tokens 16 \
+		--spread 4 >"$T/first.json" || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 2 --requests 3 --tokens 16 --spread 4 || return 1
+	compare --no-metrics || return 1
+	expect '[ "$(jq "[.requests[] | select(.timings.prompt_n == 1)] | length" "$T/client.json")" -ge 3 ]' \
+		"the server reused its cache: $(jq -c "[.requests[].timings.prompt_n]" "$T/client.json")"
+}
+
+# the Vulkan backend (node-llama-cpp's prebuilt libggml-vulkan.so beside the
+# binary) on lavapipe, traced from the start: llama.cpp's own memory log
+# (GGML_VK_MEMORY_LOGGER) against the vkAllocateMemory calls seen; then
+# requests from two clients, against the server's figures
+test_server_vulkan_on_lavapipe() {
+	need_llama_server || return 1
+	need_lavapipe
+	local n got want
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	mkfifo "$T/server.fifo"
+	GMT_READY="tracing" start_tracer --json -- env GGML_VK_VISIBLE_DEVICES=0 \
+		GGML_VK_MEMORY_LOGGER=1 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 \
+		--port 0 --metrics --no-warmup -np 2 -c 2048 -ngl 99 -t 1 || return 1
+	# the server's output shares the tracer's standard error: wait for its port there
+	for ((n = 0; n < 1200; n++)); do
+		PORT=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$T/gmt.err") && break
+		read -r -t 0.1 <> <(:) || true
+	done
+	expect '[ -n "$PORT" ]' "llama-server listens: $(tail -3 "$T/gmt.err")" || return 1
+	SERVER_PID=$(grep -oP 'tracing pid \K[0-9]+' "$T/gmt.err" | head -1)
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 2 --tokens 12 \
+		--spread 4 >"$T/client.json" || return 1
+	kill -TERM "$SERVER_PID"
+	wait_tracer || return 1
+	compare || return 1
+	want=$(grep -c '^ggml_vulkan memory: Vulkan0: +' "$T/gmt.err")
+	got=$(jqr '[.processes[0].gpu.by_kind[] | select(.api == "Vulkan") | .allocs] | add' "$T/gmt.out")
+	expect '[ "$want" -ge 3 ] && [ "$got" = "$want" ]' \
+		"one vkAllocateMemory per buffer llama.cpp logged: $got seen, $want logged" || return 1
+	want=$(grep -oP '^ggml_vulkan memory: Vulkan0: \+\K[0-9.]+ [KMG]?i?B' "$T/gmt.err" |
+		while read -r v u; do to_bytes "$v" "$u"; done | awk '{ s += $1 } END { print s }')
+	got=$(jqr '[.processes[0].gpu.by_kind[] | select(.api == "Vulkan") | .alloc_bytes] | add' "$T/gmt.out")
+	expect 'awk -v a="$got" -v w="$want" "BEGIN { d = a - w; exit !(d < 0.01 * w && -d < 0.01 * w) }"' \
+		"$got bytes allocated, llama.cpp logged $want"
+}
+
+# scenario 5 for real: a context too big for the memory the server may use
+# (a limit on its address space; lavapipe's device memory is host memory)
+# fails in ggml-vulkan with vk::Device::allocateMemory: ErrorOutOfDeviceMemory;
+# the first verdict is that failure, with what was live, then the exit
+test_server_startup_out_of_device_memory() {
+	need_llama_server || return 1
+	need_lavapipe
+	local want
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	"$GMT" --json -- sh -c 'ulimit -v 3000000; exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
+		env GGML_VK_VISIBLE_DEVICES=0 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --port 0 \
+		--no-warmup -np 1 -c 2000000 -ngl 99 --fit off >"$T/gmt.out" 2>"$T/gmt.err" || return 1
+	expect 'grep -q "vk::Device::allocateMemory: ErrorOutOfDeviceMemory" "$T/server.log"' \
+		"the server failed as in the field report: $(grep -i error "$T/server.log" | head -3)" ||
+		return 1
+	want=$(grep -oP 'Device memory allocation of size \K[0-9]+(?= failed)' "$T/server.log")
+	expect '[ "$(jqr ".findings[0].kind" "$T/gmt.out")" = alloc_failure ]' \
+		"the first verdict: $(jq -c '[.findings[] | .kind]' "$T/gmt.out")" || return 1
+	expect '[ "$(jqr ".findings[0].call" "$T/gmt.out")" = vkAllocateMemory ] &&
+		[ "$(jqr ".findings[0].result" "$T/gmt.out")" = VK_ERROR_OUT_OF_DEVICE_MEMORY ] &&
+		[ "$(jqr ".findings[0].size_bytes" "$T/gmt.out")" = "$want" ]' \
+		"vkAllocateMemory($want) failed: $(jq -c '.findings[0] | [.call, .result, .size_bytes]' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jqr "[.findings[] | select(.kind == \"exit\")][0].exit_status" "$T/gmt.out")" = 1 ]' \
+		"and it exited with status 1: $(jq -c '[.findings[] | select(.kind == "exit")]' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jqr .processes[0].llama_server.ctx_size "$T/gmt.out")" = 2000000 ]' \
+		"its settings read: $(jq -c .processes[0].llama_server "$T/gmt.out")"
+}
+
+# the same context with the server's default --fit on: it aborts while
+# fitting (this release's ggml), and the verdicts say so with the signal
+test_server_startup_abort_is_a_verdict() {
+	need_llama_server || return 1
+	need_lavapipe
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
+	"$GMT" -- sh -c 'ulimit -v 3000000; exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
+		env GGML_VK_VISIBLE_DEVICES=0 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --port 0 \
+		--no-warmup -np 1 -c 2000000 -ngl 99 >"$T/r.txt" 2>"$T/gmt.err" || return 1
+	expect 'grep -q "ggml_abort\|GGML_ASSERT\|pre-allocated tensor" "$T/server.log"' \
+		"the server aborted: $(grep -v '^#' "$T/server.log" | tail -3)" || return 1
+	expect 'sed -n "/^Verdicts/,/^$/p" "$T/r.txt" | grep -q "EXITED"' \
+		"a verdict: $(sed -n '/^Verdicts/,/^$/p' "$T/r.txt")" || return 1
+	expect 'sed -n "/^Verdicts/,/^$/p" "$T/r.txt" | grep -q "killed by SIGABRT .*before it served any request"' \
+		"with the signal, during start-up"
+}

@@ -77,6 +77,7 @@ struct model_proc {
 	size_t nr_reqs, reqs_cap, first_open;
 	__u64 tls_conns, http_conns_closed;
 	__u64 decodes, decode_tokens, decode_errors, encodes, images; /* llama.cpp */
+	__u64 decodes_before_requests; /* start-up: warm-up, fitting, ... */
 	size_t first_untied;
 	/* llama.cpp sequences (llama-server: slots), and their runs: one task each */
 	struct model_seq *seqs;
@@ -90,7 +91,8 @@ struct model_proc {
 /* what llama.cpp's decodes did for one task (model_req.c) */
 struct model_tally {
 	__u64 decodes, decode_ns, decode_errors, prompt_tokens, image_tokens, gen_decodes;
-	__u64 prompt_end_ts, gen_last_end_ts; /* ends of the prompt's last batch, the last step */
+	__u64 prompt_end_ts;		 /* the end of the prompt's last batch */
+	__u64 gen_first_ts, gen_last_ts; /* starts of the first and the last step */
 	bool prompt_done; /* the prompt's last batch (the one asking for logits) went by */
 };
 

@@ -5,13 +5,16 @@
  * llama.cpp's decodes carry their batch's tokens by sequence; llama-server
  * gives each slot a sequence and decodes the slots' tokens together. Each
  * sequence's work is cut into runs, one per task: a run starts when the
- * sequence goes back in position (a new prompt, reusing what it has cached)
- * or takes a batch of prompt tokens after generating. A run's tokens are its
+ * sequence jumps in position (a new prompt starts where the prefix it
+ * reuses from its cache ends) or takes a batch of prompt tokens after
+ * generating. A run's tokens are its
  * prompt until the batch that asks for logits (the prompt's last), then one
  * generation step per decode: a token sampled and fed back. The last token
  * sampled is never fed back: generated tokens are the steps plus one. The
- * decode rate is the steps over the time from the prompt's end to the last
- * step's end, as llama-server counts it.
+ * decode rate is one token per period between the starts of the steps (a
+ * step's decode may return before the GPU ran it; its period is the whole
+ * loop), which is what llama-server's own rate, its steps over the time from
+ * the prompt's end to the last token, comes to.
  *
  * A request is tied to its run from the outside, once it has ended: a run
  * that started after the request arrived, is tied to no other request, and
@@ -147,7 +150,9 @@ static void tally(struct model_tally *t, const struct gmt_decode *e, __u32 n_tok
 		return;
 	}
 	t->gen_decodes++;
-	t->gen_last_end_ts = e->hdr.ts_ns;
+	if (!t->gen_first_ts)
+		t->gen_first_ts = e->hdr.ts_ns - e->dur_ns;
+	t->gen_last_ts = e->hdr.ts_ns - e->dur_ns;
 }
 
 static struct model_seq *seq_state(struct model_proc *p, __s32 seq)
@@ -166,8 +171,9 @@ static struct model_seq *seq_state(struct model_proc *p, __s32 seq)
 }
 
 /* the run sequence d of a batch continues, or NULL when d starts a new one:
- * a step back in position (a new prompt), prompt tokens after generation,
- * or a run whose request has already been given it */
+ * a jump in position (a new prompt starts where its cached prefix ends; a
+ * step or a prompt's next batch follows on), prompt tokens after
+ * generation, or a run whose request has already been given it */
 static struct model_run *continued(struct model_proc *p, const struct model_seq *s,
 				   const struct gmt_decode_seq *d)
 {
@@ -175,7 +181,7 @@ static struct model_run *continued(struct model_proc *p, const struct model_seq 
 
 	if (!r || r->req)
 		return NULL;
-	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min <= s->last_pos)
+	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min != s->last_pos + 1)
 		return NULL;
 	if (r->t.prompt_done && d->n_tokens > 1 && d->n_outputs < d->n_tokens)
 		return NULL;
@@ -334,6 +340,7 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 
 	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
 		p->decodes += e->kind == GMT_DEC_DECODE;
+		p->decodes_before_requests += e->kind == GMT_DEC_DECODE && !p->nr_reqs;
 		p->encodes += e->kind == GMT_DEC_ENCODE;
 		p->decode_tokens += e->n_tokens;
 		p->decode_errors += e->ret != 0;
@@ -363,9 +370,9 @@ __u64 model_req__generated(const struct model_request *r)
 
 double model_req__tokens_per_s(const struct model_request *r)
 {
-	if (!r->t.gen_decodes || r->t.gen_last_end_ts <= r->t.prompt_end_ts)
+	if (r->t.gen_decodes < 2 || r->t.gen_last_ts <= r->t.gen_first_ts)
 		return -1;
-	return r->t.gen_decodes / ((r->t.gen_last_end_ts - r->t.prompt_end_ts) / 1e9);
+	return (r->t.gen_decodes - 1) / ((r->t.gen_last_ts - r->t.gen_first_ts) / 1e9);
 }
 
 __u64 model_req__untied_tokens(const struct model_proc *p)

@@ -87,7 +87,8 @@ if (!flags.includes("--no-metrics")) {
 		const checks = [
 			["prompt tokens", sum((r) => r.prompt_tokens), m.prompt_tokens_total],
 			["generated tokens", sum((r) => r.generated_tokens), m.tokens_predicted_total],
-			["decode calls", proc.llama?.decodes, m.n_decode_total],
+			["decode calls", proc.llama?.decodes - proc.llama?.decodes_before_requests,
+				m.n_decode_total],
 		];
 		for (const [what, got, want] of checks)
 			if (got !== want) bad.push(`${what}: ${got} in all, /metrics says ${want}`);

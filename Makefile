@@ -34,8 +34,12 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+# Node.js 20 or newer, which tools/deps.sh puts there (the machine's own, or
+# one from the npm registry)
+export PATH := $(CURDIR)/$(OUTPUT)/bin:$(PATH)
+
 .DELETE_ON_ERROR:
-.PHONY: all deps e2e-deps test run clean format bench
+.PHONY: all deps e2e-deps llama-server test run clean format bench
 
 all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
 
@@ -140,17 +144,22 @@ deps:
 
 # real llama.cpp for the tests: node-llama-cpp's prebuilt Vulkan build, pinned
 # by tests/e2e/package-lock.json (its other platforms' binaries are left out)
-e2e-deps:
+e2e-deps: deps
 	$(Q)cd tests/e2e && [ -d node_modules/@node-llama-cpp/linux-x64-vulkan ] || \
 		npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error
 
-test: deps e2e-deps
+# the real llama-server, built once per machine from node-llama-cpp's
+# llama.cpp and cached outside the clone (tools/llama-server.sh)
+llama-server: e2e-deps
+	$(Q)tools/llama-server.sh >/dev/null
+
+test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario
 	$(Q)tests/run.sh
 
-run: deps e2e-deps
+run: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 

@@ -1,7 +1,7 @@
 # The real llama-server (tools/llama-server.sh builds it from the llama.cpp
 # that node-llama-cpp ships), traced with -p while a client drives it. The
 # truth is outside the tool: the client's clock, the server's own `timings`
-# for each request and its /metrics (tests/llama/compare.mjs), its log.
+# for each request and its /metrics (tests/llama/compare.py), its log.
 
 # the cached build; make test builds it before the tests run
 need_llama_server() {
@@ -13,12 +13,14 @@ need_llama_server() {
 }
 
 # start_server ARGS...: llama-server on a port of its own (SERVER_PID, PORT),
-# with a tiny random-weight model (TINY_ARGS for tiny-gguf.mjs); its log
-# in $T/server.log; returns once it listens
+# with a tiny random-weight model ($T/tiny.gguf, written with TINY_ARGS for
+# tiny-gguf.mjs unless it is there); its log in $T/server.log; returns once
+# it listens
 start_server() {
 	local line
 	# shellcheck disable=SC2086 # words
-	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" ${TINY_ARGS:-} >/dev/null || return 1
+	[ -f "$T/tiny.gguf" ] ||
+		node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" ${TINY_ARGS:-} >/dev/null || return 1
 	rm -f "$T/server.fifo"
 	mkfifo "$T/server.fifo"
 	"$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 --port 0 --metrics \
@@ -55,7 +57,7 @@ drive() {
 # compare [FLAGS]: the report against the client and the server's figures
 compare() {
 	local out
-	if ! out=$(node "$ROOT/tests/llama/compare.mjs" "$T/gmt.out" "$T/client.json" "$@"); then
+	if ! out=$(python3 "$ROOT/tests/llama/compare.py" "$T/gmt.out" "$T/client.json" "$@"); then
 		sed 's/^/# /' <<<"$out"
 		return 1
 	fi
@@ -89,10 +91,10 @@ test_server_concurrent_slots() {
 test_server_cached_prompts() {
 	need_llama_server || return 1
 	start_server -np 2 -c 2048 -t 1 || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 3 --tokens 16 \
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 3 --tokens 32 \
 		--spread 4 >"$T/first.json" || return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
-	drive --clients 2 --requests 3 --tokens 16 --spread 4 || return 1
+	drive --clients 2 --requests 3 --tokens 32 --spread 4 || return 1
 	compare --no-metrics || return 1
 	expect '[ "$(jq "[.requests[] | select(.timings.prompt_n == 1)] | length" "$T/client.json")" -ge 3 ]' \
 		"the server reused its cache: $(jq -c "[.requests[].timings.prompt_n]" "$T/client.json")"
@@ -179,4 +181,81 @@ test_server_startup_abort_is_a_verdict() {
 		"a verdict: $(sed -n '/^Verdicts/,/^$/p' "$T/r.txt")" || return 1
 	expect 'sed -n "/^Verdicts/,/^$/p" "$T/r.txt" | grep -q "killed by SIGABRT .*before it served any request"' \
 		"with the signal, during start-up"
+}
+
+# The prompt cache: with one slot, each new prompt saves the last one's state
+# to host memory, up to --cache-ram, then the server makes room (its log).
+# A model with bigger state per token makes each entry a few MiB.
+CACHE_MODEL="--embd 512 --layers 4 --ctx 4096"
+
+# the server's own account of its prompt cache: the last "cache state" line
+cache_state_mib() {
+	grep -oP 'cache state: [0-9]+ prompts, \K[0-9.]+(?= MiB)' "$T/server.log" | tail -1
+}
+
+# LLAMA_ARG_CACHE_RAM=40: host memory rises by an entry a request until the
+# cache is full, then stays: a bounded cache at the size the server reports,
+# from the request where it starts making room; the setting and where it
+# came from are in the report
+test_server_prompt_cache_fills_to_its_limit() {
+	need_llama_server || return 1
+	local f full rise mib
+	TINY_ARGS=$CACHE_MODEL LLAMA_ARG_CACHE_RAM=40 start_server -np 1 -c 4096 -t 1 -lv 4 ||
+		return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests 14 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	expect '[ "$(jqr .processes[0].llama_server.cache_ram_mib "$T/gmt.out")" = 40 ] &&
+		[ "$(jqr .processes[0].llama_server.cache_ram_from "$T/gmt.out")" = LLAMA_ARG_CACHE_RAM ]' \
+		"the setting read: $(jq -c .processes[0].llama_server "$T/gmt.out")" || return 1
+	f=$(jq -c '[.findings[] | select(.kind == "bounded_cache" and .category == "host_anon")][0]' "$T/gmt.out")
+	expect '[ "$f" != null ]' "a bounded cache: $(jq -c '[.findings[] | [.kind, .category]]' "$T/gmt.out")" ||
+		return 1
+	mib=$(cache_state_mib)
+	rise=$(jq '.ceiling_bytes - .first' <<<"$f")
+	expect 'awk -v r="$rise" -v m="$mib" "BEGIN { d = r / 1048576 - m; exit !(d < 0.2 * m && -d < 0.2 * m) }"' \
+		"it rose by $rise bytes; the server's cache holds $mib MiB" || return 1
+	# the request before which the server first made room for an entry
+	full=$(awk '/making room for prompt cache entry/ { print n; exit } /launch_slot_/ { n++ }' "$T/server.log")
+	expect '[ -n "$full" ] && (( $(jq .since_request <<<"$f") >= full - 2 && $(jq .since_request <<<"$f") <= full + 1 ))' \
+		"full since request $(jq .since_request <<<"$f"); the server made room first in request $full" ||
+		return 1
+	expect 'jq -e ".message | test(\"--cache-ram 40 MiB, LLAMA_ARG_CACHE_RAM\")" <<<"$f" >/dev/null' \
+		"the message names the limit: $(jq .message <<<"$f")"
+}
+
+# the default limit is far off: the growth goes on, and the verdict says
+# where the cache would stop it and after how many more requests, from the
+# entry size; with a limit bigger than the machine's memory (64 GiB here),
+# that the process would run out first
+test_server_prompt_cache_projection() {
+	need_llama_server || return 1
+	local f entry mib n want avail
+	TINY_ARGS=$CACHE_MODEL start_server -np 1 -c 4096 -t 1 -lv 4 --cache-ram 65536 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests 10 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	f=$(jq -c '[.findings[] | select((.kind == "leak" or .kind == "bounded_cache") and .category == "host_anon")][0]' "$T/gmt.out")
+	expect '[ "$f" != null ]' "host growth judged: $(jq -c '[.findings[] | [.kind, .category]]' "$T/gmt.out")" ||
+		return 1
+	mib=$(cache_state_mib)
+	n=$(grep -oP 'cache state: \K[0-9]+(?= prompts)' "$T/server.log" | tail -1)
+	entry=$(awk -v m="$mib" -v n="$n" 'BEGIN { print m / n }')
+	want=$(awk -v m="$mib" -v e="$entry" 'BEGIN { printf "%.0f", (65536 - m) / e }')
+	expect 'jq -e --argjson w "$want" ".requests_to_cache_full - \$w | fabs <= 0.25 * \$w" <<<"$f" >/dev/null' \
+		"full after $(jq .requests_to_cache_full <<<"$f") more requests; the server's entries ($entry MiB) say $want" ||
+		return 1
+	avail=$(awk '/MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
+	expect 'jq -e ".message | test(\"OOM-killed first\")" <<<"$f" >/dev/null' \
+		"64 GiB is more than the $avail bytes available: $(jq .message <<<"$f")"
+}
+
+# --cache-ram 0: nothing advises the cache
+test_server_cache_off_never_advises_cache_ram() {
+	need_llama_server || return 1
+	TINY_ARGS=$CACHE_MODEL start_server -np 1 -c 4096 -t 1 --cache-ram 0 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests 8 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	expect '[ "$(jqr .processes[0].llama_server.cache_ram_mib "$T/gmt.out")" = 0 ]' "the setting read" ||
+		return 1
+	expect '! jq -r ".findings[].message" "$T/gmt.out" | grep -q "lower --cache-ram\|--cache-ram N bounds\|a lower --cache-ram"' \
+		"no advice to use --cache-ram: $(jq -r '.findings[].message' "$T/gmt.out" | grep -- --cache-ram)"
 }

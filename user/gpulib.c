@@ -30,6 +30,7 @@ static const struct {
 } llama_funcs[] = {
 	{ "llama_decode", GMT_DEC_DECODE, R_LLAMA },
 	{ "llama_encode", GMT_DEC_ENCODE, R_LLAMA },
+	{ "llama_synchronize", GMT_DEC_SYNC, R_LLAMA },
 	{ "mtmd_encode_chunk", GMT_DEC_IMAGE, R_MTMD },
 	{ "mtmd_helper_eval_chunk_single", GMT_DEC_IMAGE_EVAL, R_MTMD },
 };

@@ -84,6 +84,8 @@ struct model_proc {
 	size_t nr_seqs, seqs_cap;
 	struct model_run *runs;
 	size_t nr_runs, runs_cap;
+	size_t last_batch[GMT_DECODE_SEQS], nr_last_batch; /* runs in the last decode (1 + index) */
+	__u32 last_decode_tid;
 	bool batch_seqs;	  /* decodes carried their tokens by sequence */
 	__u64 merged_seq_decodes; /* more sequences in a batch than were told apart */
 };
@@ -93,7 +95,10 @@ struct model_tally {
 	__u64 decodes, decode_ns, decode_errors, prompt_tokens, image_tokens, gen_decodes;
 	__u64 prompt_end_ts;		 /* the end of the prompt's last batch */
 	__u64 gen_first_ts, gen_last_ts; /* starts of the first and the last step */
-	bool prompt_done; /* the prompt's last batch (the one asking for logits) went by */
+	__u64 after_ts; /* the start of the process's next decode after the last one here */
+	__u64 prompt_sync_ts,
+		gen_sync_ts; /* when the prompt's last batch, the last step, were done */
+	bool prompt_done;    /* the prompt's last batch (the one asking for logits) went by */
 };
 
 struct model_seq {

@@ -11,10 +11,10 @@
  * prompt until the batch that asks for logits (the prompt's last), then one
  * generation step per decode: a token sampled and fed back. The last token
  * sampled is never fed back: generated tokens are the steps plus one. The
- * decode rate is one token per period between the starts of the steps (a
- * step's decode may return before the GPU ran it; its period is the whole
- * loop), which is what llama-server's own rate, its steps over the time from
- * the prompt's end to the last token, comes to.
+ * decode rate is the steps over the time from the prompt's last batch done
+ * to the last step done (llama_synchronize returns: a decode may return
+ * before the backend ran it), which is llama-server's own rate; see
+ * model_req__tokens_per_s for programs that do not synchronize.
  *
  * A request is tied to its run from the outside, once it has ended: a run
  * that started after the request arrived, is tied to no other request, and
@@ -32,6 +32,7 @@
  *
  * Recordings from before sequences were read fall back to the old rule: a
  * call counts for every request in flight. */
+#include <math.h>
 #include <string.h>
 #include "model.h"
 
@@ -302,6 +303,11 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 	struct model_seq *s;
 
 	p->batch_seqs = true;
+	p->last_decode_tid = e->hdr.tid;
+	/* the runs of the last decode: this one starts where their step ended */
+	for (i = 0; i < p->nr_last_batch; i++)
+		p->runs[p->last_batch[i] - 1].t.after_ts = start;
+	p->nr_last_batch = 0;
 	for (i = 0; i < n; i++) {
 		s = seq_state(p, e->seqs[i].seq);
 		run[i] = s ? continued(p, s, &e->seqs[i]) : NULL;
@@ -329,7 +335,27 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 		}
 		s->last_pos = d->pos_max;
 		run[i]->last_end_ts = e->hdr.ts_ns;
+		run[i]->t.after_ts = run[i]->t.gen_sync_ts = 0;
 		tally(&run[i]->t, e, d->n_tokens, d->n_outputs);
+		p->last_batch[p->nr_last_batch++] = run[i] - p->runs + 1;
+	}
+}
+
+/* llama_synchronize returned on the thread of the last decode: its work is
+ * done (a decode can return before the backend ran it) */
+static void synced(struct model_proc *p, const struct gmt_decode *e)
+{
+	size_t i;
+
+	if (e->hdr.tid != p->last_decode_tid)
+		return;
+	for (i = 0; i < p->nr_last_batch; i++) {
+		struct model_tally *t = &p->runs[p->last_batch[i] - 1].t;
+
+		if (t->gen_decodes)
+			t->gen_sync_ts = e->hdr.ts_ns;
+		else if (t->prompt_done)
+			t->prompt_sync_ts = e->hdr.ts_ns;
 	}
 }
 
@@ -346,6 +372,10 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 		p->decode_errors += e->ret != 0;
 	} else if (e->kind == GMT_DEC_IMAGE) {
 		p->images++;
+	}
+	if (e->kind == GMT_DEC_SYNC) {
+		synced(p, e);
+		return;
 	}
 	if (e->kind == GMT_DEC_IMAGE) {
 		/* for the requests in flight whose prompt is not done yet */
@@ -368,11 +398,29 @@ __u64 model_req__generated(const struct model_request *r)
 	return r->t.prompt_done ? r->t.gen_decodes + 1 : 0;
 }
 
+/* The steps over the time from the prompt's last batch done to the last
+ * step done, when the program says so (llama_synchronize: llama-server
+ * does after each batch that has outputs), as llama-server counts it. Else
+ * each step's period runs from its start to the start of the next decode;
+ * the last one's ends at the process's next decode, unless that came after
+ * a pause (more than twice the other steps' mean), when it counts as the
+ * mean. */
 double model_req__tokens_per_s(const struct model_request *r)
 {
-	if (r->t.gen_decodes < 2 || r->t.gen_last_ts <= r->t.gen_first_ts)
+	const struct model_tally *t = &r->t;
+	double span = (double)t->gen_last_ts - t->gen_first_ts, last = NAN;
+
+	if (!t->gen_decodes)
 		return -1;
-	return (r->t.gen_decodes - 1) / ((r->t.gen_last_ts - r->t.gen_first_ts) / 1e9);
+	if (t->prompt_sync_ts && t->gen_sync_ts > t->prompt_sync_ts)
+		return t->gen_decodes / ((t->gen_sync_ts - t->prompt_sync_ts) / 1e9);
+	if (t->after_ts > t->gen_last_ts)
+		last = t->after_ts - t->gen_last_ts;
+	if (t->gen_decodes > 1 && (isnan(last) || last > 2 * span / (t->gen_decodes - 1)))
+		last = span / (t->gen_decodes - 1);
+	if (isnan(last) || span + last <= 0)
+		return -1;
+	return t->gen_decodes / ((span + last) / 1e9);
 }
 
 __u64 model_req__untied_tokens(const struct model_proc *p)

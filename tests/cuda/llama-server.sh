@@ -1,0 +1,109 @@
+#!/bin/bash
+# The real llama-server with CUDA, on a machine with an NVIDIA GPU (CI has
+# none): built from the same llama.cpp source as tools/llama-server.sh (a
+# tarball of node-llama-cpp's bundle, since such a machine may have no git or
+# npm registry), then traced with -p while tests/llama/client.py drives it,
+# and judged by tests/llama/compare.py against the server's own figures:
+#   1. one request at a time, every endpoint, streaming and not;
+#   2. four slots and four clients at once;
+#   3. the default (CUDA graphs on) against GGML_CUDA_DISABLE_GRAPHS=1;
+#   4. a context too big for the GPU (--fit off): the first verdict is the
+#      failing cudaMalloc, then the exit.
+# Usage: sudo tests/cuda/llama-server.sh SRC.tar.gz MODEL.gguf [GPUMEMTRACE]
+#   (needs nvcc, cmake, ninja and python3; OUT: a folder for the reports)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export ROOT
+src=$(realpath "$1") model=$(realpath "$2")
+GMT=$(realpath "${3:-$ROOT/gpumemtrace}")
+out=${OUT:-/tmp/gmt-cuda-out}
+mkdir -p "$out"
+work=$(mktemp -d)
+pass=0 failed=0
+trap 'pkill -x llama-server; rm -rf "$work"' EXIT
+
+echo "== building llama-server with CUDA ($(nproc) jobs)"
+mkdir -p "$work/src"
+tar -xzf "$src" -C "$work/src"
+t0=$(date +%s)
+cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+	-DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON \
+	-DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
+	ninja -C "$work/build" -j "$(nproc)" llama-server >"$out/build.log" 2>&1 || {
+	tail -20 "$out/build.log" "$out/cmake.log"
+	exit 1
+}
+echo "   built in $(($(date +%s) - t0)) s"
+LLAMA_DIR=$work/build/bin
+
+# the helpers of the tests here: start_server, drive, compare, start_tracer
+source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/server.sh"
+need_llama_server() { :; }
+
+# one case in a folder of its own; its report and tables are kept in $out
+case_() {
+	local name=$1 rc
+	shift
+	T=$work/$name
+	mkdir -p "$T"
+	cp "$model" "$T/tiny.gguf"
+	echo "== $name"
+	(cd "$T" && "$@")
+	rc=$?
+	cp "$T/gmt.out" "$out/$name.json" 2>/dev/null
+	cp "$T/client.json" "$out/$name.client.json" 2>/dev/null
+	pkill -x llama-server
+	if [ $rc = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $name"
+	fi
+}
+
+# what compare.py prints, whole: the per-request table for the note
+table() {
+	python3 "$ROOT/tests/llama/compare.py" "$T/gmt.out" "$T/client.json" "$@" | tee "$T/table"
+	cp "$T/table" "$out/$(basename "$T").table"
+	return "${PIPESTATUS[0]}"
+}
+
+one_at_a_time() {
+	start_server -np 1 -c 2048 -ngl 99 "$@" || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests 12 --tokens 64 || return 1
+	table
+}
+
+concurrent() {
+	start_server -np 4 -c 8192 -ngl 99 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 4 --requests 4 --tokens 64 --spread 8 --words 40 || return 1
+	table
+}
+
+startup_oom() {
+	"$GMT" --json -- "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --port 0 --no-warmup -np 1 \
+		-c 80000000 -ngl 99 --fit off >"$T/gmt.out" 2>"$T/server.log"
+	grep -i "out of memory\|failed to allocate" "$T/server.log" | head -3
+	python3 - "$T/gmt.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["findings"]
+print("verdicts:", [(x["kind"], x.get("call"), x.get("result"), x.get("size_bytes"),
+                     x.get("exit_status"), x.get("signal")) for x in f][:4])
+print("first:", f[0]["message"][:400] if f else None)
+ok = f and f[0]["kind"] == "alloc_failure" and any(x["kind"] == "exit" for x in f)
+sys.exit(0 if ok else 1)
+PY
+}
+
+case_ cuda_one_at_a_time one_at_a_time
+case_ cuda_concurrent_slots concurrent
+GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_graphs_off one_at_a_time
+case_ cuda_startup_out_of_memory startup_oom
+echo "$pass passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""gpumemtrace's requests (its --json report) against the truth: what the
+client measured with its own clock (client.py) and what llama-server said of
+each request (`timings`) and in all (/metrics). Prints a table and a summary
+line; exits 1, after "# " lines saying what was off, when anything is.
+
+  compare.py REPORT.json CLIENT.json [--no-metrics]
+
+Requests are paired by path and by the client's start and end against the
+tool's (same machine, both on CLOCK_REALTIME), one to one. Tolerances:
+latency and time to first byte within 10% (or 5 ms: the tool counts from the
+server's first read of the request, the client from its send, and on a
+loaded machine a request can wait that long for a server thread); tokens
+exact; decode rate within 5%.
+"""
+import json
+import sys
+
+
+def within(a, b, rel, absolute):
+    return a is not None and b is not None and abs(a - b) <= max(rel * abs(b), absolute)
+
+
+def ms(s):
+    return "-" if s is None else f"{s * 1000:.1f}"
+
+
+def main():
+    report = json.load(open(sys.argv[1]))
+    client = json.load(open(sys.argv[2]))
+    check_metrics = "--no-metrics" not in sys.argv[3:]
+    t0 = report["session"]["start_realtime_ns"] / 1e6
+    proc = report["processes"][0]
+    # requests the server read and closed without an answer (llama-server
+    # closes a kept connection after an event stream) are not the client's
+    posts = [r for r in proc["requests"] if r["method"] == "POST"]
+    tool = [r for r in posts if r["status"] is not None]
+    unanswered = len(posts) - len(tool)
+    bad = []
+    used = set()
+    rows = []
+    for c in client["requests"]:
+        best, cost = None, float("inf")
+        for i, r in enumerate(tool):
+            if i in used or r["path"] != c["path"] or r["end_s"] is None:
+                continue
+            d = abs(t0 + r["start_s"] * 1000 - c["start_ms"]) + \
+                abs(t0 + r["end_s"] * 1000 - c["end_ms"])
+            if d < cost:
+                best, cost = i, d
+        if best is None or cost > 1000:
+            rows.append((c, None))
+            continue
+        used.add(best)
+        rows.append((c, tool[best]))
+
+    lat_err = ttfb_err = rate_err = 0
+    tok_ok = 0
+    out = ["\t".join(["#", "path", "stream", "keep", "latency ms tool/client",
+                      "ttfb ms tool/client", "prompt tool/server", "gen tool/server",
+                      "tok/s tool/server", "err"])]
+    for c, r in rows:
+        t = c.get("timings") or {}
+        k = c["k"]
+        if r is None:
+            bad.append(f"request {k} ({c['path']}, {'stream' if c['stream'] else 'json'}) not found")
+            out.append(f"{k}\t{c['path']}\tnot found")
+            continue
+        if c["status"] != 200:
+            bad.append(f"request {k}: the server answered {c['status']}: {c.get('error')}")
+        if r["status"] != c["status"]:
+            bad.append(f"request {k}: status {r['status']}, the client got {c['status']}")
+        if not within(r["latency_s"] * 1000, c["latency_ms"], 0.1, 5):
+            bad.append(f"request {k}: latency {ms(r['latency_s'])} ms, the client measured "
+                       f"{c['latency_ms']:.1f} ms (end: {r['end']})")
+        if not within(r["ttfb_s"] * 1000 if r["ttfb_s"] is not None else None, c["ttfb_ms"],
+                      0.1, 5):
+            bad.append(f"request {k}: time to first byte {ms(r['ttfb_s'])} ms, the client "
+                       f"measured {c['ttfb_ms']:.1f} ms")
+        if r["event_stream"] != c["stream"]:
+            bad.append(f"request {k}: event stream {r['event_stream']}, sent {c['stream']}")
+        if r["prompt_tokens"] != t.get("prompt_n"):
+            bad.append(f"request {k}: {r['prompt_tokens']} prompt tokens, the server says "
+                       f"{t.get('prompt_n')}")
+        if r["generated_tokens"] != t.get("predicted_n"):
+            bad.append(f"request {k}: {r['generated_tokens']} generated tokens, the server says "
+                       f"{t.get('predicted_n')}")
+        tok_ok += r["prompt_tokens"] == t.get("prompt_n") and \
+            r["generated_tokens"] == t.get("predicted_n")
+        want, got = t.get("predicted_per_second"), r["decode_tokens_per_s"]
+        if (t.get("predicted_n") or 0) > 2 and not within(got, want, 0.05, 0):
+            bad.append(f"request {k}: {got} tokens/s, the server says {want}")
+        lat_err = max(lat_err, abs(r["latency_s"] * 1000 - c["latency_ms"]) / c["latency_ms"])
+        if r["ttfb_s"] is not None:
+            ttfb_err = max(ttfb_err, abs(r["ttfb_s"] * 1000 - c["ttfb_ms"]) / c["ttfb_ms"])
+        if (t.get("predicted_n") or 0) > 2 and got is not None and want:
+            rate_err = max(rate_err, abs(got - want) / want)
+        err = "-" if got is None or not want else f"{(got - want) / want * 100:.1f}%"
+        out.append("\t".join(str(x) for x in [
+            k, c["path"], "yes" if c["stream"] else "no", "yes" if c["keep_alive"] else "no",
+            f"{ms(r['latency_s'])}/{c['latency_ms']:.1f}",
+            f"{ms(r['ttfb_s'])}/{c['ttfb_ms']:.1f}",
+            f"{r['prompt_tokens']}/{t.get('prompt_n')}",
+            f"{r['generated_tokens']}/{t.get('predicted_n')}",
+            f"{'-' if got is None else f'{got:.1f}'}/{'-' if want is None else f'{want:.1f}'}",
+            err]))
+    n = len(client["requests"])
+    if len(tool) != n:
+        bad.append(f"the tool saw {len(tool)} POST requests answered, the client sent {n}")
+    for e in client.get("errors") or []:
+        bad.append(f"the client: {e}")
+
+    sums = ""
+    if check_metrics:
+        m = client.get("metrics")
+        if not m:
+            bad.append("no /metrics from the server (start it with --metrics)")
+        else:
+            llama = proc.get("llama") or {}
+            checks = [
+                ("prompt tokens", sum(r["prompt_tokens"] for r in tool), m["prompt_tokens_total"]),
+                ("generated tokens", sum(r["generated_tokens"] for r in tool),
+                 m["tokens_predicted_total"]),
+                ("decode calls", llama.get("decodes", 0) - llama.get("decodes_before_requests", 0),
+                 m["n_decode_total"]),
+            ]
+            for what, got, want in checks:
+                if got != want:
+                    bad.append(f"{what}: {got} in all, /metrics says {want:.0f}")
+            sums = "; sums tool/metrics: " + ", ".join(f"{w} {g}/{t:.0f}" for w, g, t in checks)
+    print("\n".join(out))
+    print(f"found {sum(1 for _, r in rows if r)}/{n}; tokens exact {tok_ok}/{n}; "
+          f"worst latency error {lat_err * 100:.1f}%, ttfb {ttfb_err * 100:.1f}%, "
+          f"decode rate {rate_err * 100:.2f}%{sums}"
+          f"{f'; {unanswered} read and closed unanswered' if unanswered else ''}")
+    for b in bad:
+        print("# " + b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

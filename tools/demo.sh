@@ -1,29 +1,45 @@
 #!/bin/sh
-# `make run`: the real llama.cpp (node-llama-cpp's Vulkan build, on Mesa's
-# lavapipe) behind a small OpenAI-style front end that leaks a context per
-# request, driven by a client, with gpumemtrace -p on it. On a terminal the
-# live view shows the requests, the Vulkan memory growing with each, and the
-# verdict; q (or 60 s) ends it with the report.
-#   DEMO_SECONDS (default 60): how long it traces
+# `make run`: the real llama-server (tools/llama-server.sh builds it from the
+# llama.cpp of node-llama-cpp's package and puts its prebuilt Vulkan backend
+# beside it) on Mesa's lavapipe, one slot, a prompt cache of 8 MiB
+# (--cache-ram 8, 32-bit KV so that each entry is about a megabyte), driven by
+# a client that sends distinct prompts, half of them streamed, with
+# gpumemtrace -p on it. On a terminal the live view shows the requests as they
+# come (streams too), and host memory rising by a cache entry a request until
+# the cache is full: the verdict is a bounded cache, at what --cache-ram
+# allows. q (or DEMO_SECONDS, default 60) ends it with the report.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${DEMO_SECONDS:-60}
 dir=.output/demo
+llama=$(tools/llama-server.sh)
 mkdir -p "$dir"
-rm -f "$dir/ready"
-mkfifo "$dir/ready"
-node tools/tiny-gguf.mjs "$dir/tiny.gguf" >/dev/null
-GGML_VK_VISIBLE_DEVICES=0 GMT_VARIANT=leak node tests/e2e/server.mjs "$dir/tiny.gguf" \
-	"$dir/ready" 2>"$dir/server.log" &
+rm -f "$dir/server.log"
+node tools/tiny-gguf.mjs "$dir/tiny.gguf" --ctx 4096 >/dev/null
+GGML_VK_VISIBLE_DEVICES=0 "$llama/llama-server" -m "$dir/tiny.gguf" --host 127.0.0.1 --port 0 \
+	-ngl 99 -np 1 -c 4096 -ctk f32 -ctv f32 --cache-ram 8 -t 1 --metrics >"$dir/server.log" 2>&1 &
 server=$!
-trap 'kill $server $client 2>/dev/null || true' EXIT INT TERM
 client=""
-read -r port <"$dir/ready"
-echo "demo: llama.cpp (Vulkan on lavapipe) serves on port $port as pid $server;"
-echo "demo: it leaks a context (KV cache and compute buffers) on every request."
-echo "demo: a client sends 100 requests, one every half second or so."
+trap 'kill $server $client 2>/dev/null || true' EXIT INT TERM
+echo "demo: starting llama-server (Vulkan on lavapipe, the CPU's Vulkan driver)..."
+port=""
+for _ in $(seq 600); do
+	port=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$dir/server.log" || true)
+	[ -n "$port" ] && break
+	kill -0 $server 2>/dev/null || break
+	sleep 0.2
+done
+if [ -z "$port" ]; then
+	echo "demo: llama-server did not start; its log ($dir/server.log) ends:" >&2
+	tail -5 "$dir/server.log" >&2
+	exit 1
+fi
+echo "demo: llama-server serves on port $port as pid $server, one slot, --cache-ram 8;"
+echo "demo: a client sends distinct prompts one after another, every other one streamed:"
+echo "demo: each new prompt saves the last one's state (about 1 MiB) to the prompt cache."
 echo "demo: sudo ./gpumemtrace -d $secs -p $server    (q quits early)"
 echo
-node tests/e2e/client.mjs "$port" 100 8 500 >"$dir/client.json" &
+python3 tests/llama/client.py "$port" --requests 200 --tokens 8 --spread 0 --words 40 \
+	>"$dir/client.json" 2>/dev/null &
 client=$!
 ./gpumemtrace -d "$secs" -p "$server"

@@ -521,8 +521,8 @@ static void emit_proc(struct collect *c, bool spawned)
 static void emit_proc_env(struct collect *c, bool spawned)
 {
 	struct gmt_proc_env *e = (struct gmt_proc_env *)c->scratch;
-	size_t n = 0, max = sizeof(c->scratch) - sizeof(*e) - 8;
-	char env[16384];
+	char env[16384], vars[4096];
+	size_t n = 0;
 	char **v;
 
 	if (spawned) {
@@ -533,9 +533,10 @@ static void emit_proc_env(struct collect *c, bool spawned)
 	} else {
 		n = procfs__read_raw(attach__target(c->a), "environ", env, sizeof(env));
 	}
-	n = procfs__settings(env, n, e->vars, max);
+	n = procfs__settings(env, n, vars, sizeof(vars));
 	event__init(&e->hdr, GMT_EV_PROC_ENV, round8(sizeof(*e) + n), event__now_ns(),
 		    attach__target(c->a));
+	memcpy(e->vars, vars, n);
 	e->vars_len = n;
 	emit(c, &e->hdr);
 }

@@ -13,7 +13,9 @@
 
 static const char *cache_from(const struct llama_conf *c)
 {
-	return llama_conf__from(&c->cache_ram, "--cache-ram", "LLAMA_ARG_CACHE_RAM");
+	return c->cache_ram.from == CONF_ARG ? "from the command line" :
+	       c->cache_ram.from == CONF_ENV ? "from LLAMA_ARG_CACHE_RAM" :
+					       "the default";
 }
 
 /* host growth that is still going: where the prompt cache would stop it */
@@ -87,10 +89,14 @@ size_t findings__llama_host(const struct model *m, const struct model_proc *p,
 	finding__num(f, "cache_ram_bytes", c.cache_ram.v * MIB);
 	return snprintf(buf, size,
 			" It rose by %s, %.0f%% of what llama-server's prompt cache may hold "
-			"(--cache-ram %ld MiB, %s). If the ceiling is too much for this machine, "
+			"(--cache-ram %ld MiB, %s)%s. If the ceiling is too much for this machine, "
 			"lower --cache-ram.",
 			B(a, rise), 100 * rise / (c.cache_ram.v * MIB), c.cache_ram.v,
-			cache_from(&c));
+			cache_from(&c),
+			rise > 1.25 * c.cache_ram.v * MIB ?
+				": more than the cache holds, since the allocator keeps what the "
+				"entries it dropped had used (or something else grew too)" :
+				"");
 }
 
 const char *findings__graphs_advice(const struct model_proc *p)

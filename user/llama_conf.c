@@ -128,7 +128,7 @@ long llama_conf__slots(const struct llama_conf *c)
 	return c->parallel.v > 0 ? c->parallel.v : 4;
 }
 
-const char *llama_conf__from(const struct conf_val *v, const char *arg, const char *env)
+const char *llama_conf__from(const struct conf_val *v, const char *env)
 {
-	return v->from == CONF_ARG ? arg : v->from == CONF_ENV ? env : "the default";
+	return v->from == CONF_ARG ? "command line" : v->from == CONF_ENV ? env : "default";
 }

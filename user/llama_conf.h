@@ -34,7 +34,7 @@ struct llama_conf {
 bool llama_conf__read(const struct model_proc *p, struct llama_conf *c);
 /* the slots a -np value makes */
 long llama_conf__slots(const struct llama_conf *c);
-/* where a setting came from: "the default", "--cache-ram", ... */
-const char *llama_conf__from(const struct conf_val *v, const char *arg, const char *env);
+/* where a setting came from: "command line", its variable (env), "default" */
+const char *llama_conf__from(const struct conf_val *v, const char *env);
 
 #endif

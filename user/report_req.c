@@ -135,12 +135,11 @@ struct json_object *llama_server_json(const struct model_proc *p)
 		return NULL;
 	o = json_object_new_object();
 	add(o, "slots", i64(llama_conf__slots(&c)));
-	add(o, "slots_from", str(llama_conf__from(&c.parallel, "-np", "LLAMA_ARG_N_PARALLEL")));
+	add(o, "slots_from", str(llama_conf__from(&c.parallel, "LLAMA_ARG_N_PARALLEL")));
 	add(o, "cache_ram_mib", i64(c.cache_ram.v));
-	add(o, "cache_ram_from",
-	    str(llama_conf__from(&c.cache_ram, "--cache-ram", "LLAMA_ARG_CACHE_RAM")));
+	add(o, "cache_ram_from", str(llama_conf__from(&c.cache_ram, "LLAMA_ARG_CACHE_RAM")));
 	add(o, "ctx_size", i64(c.ctx.v));
-	add(o, "ctx_size_from", str(llama_conf__from(&c.ctx, "-c", "LLAMA_ARG_CTX_SIZE")));
+	add(o, "ctx_size_from", str(llama_conf__from(&c.ctx, "LLAMA_ARG_CTX_SIZE")));
 	add(o, "fit", json_object_new_boolean(c.fit.v));
 	add(o, "cuda_graphs_disabled", json_object_new_boolean(c.cuda_graphs_off));
 	return o;
@@ -166,10 +165,10 @@ void print_llama_server(FILE *out, const struct model_proc *p)
 	fprintf(out,
 		"  llama-server %ld slots (%s), prompt cache %s (%s), context %s (%s), fit %s "
 		"(%s)%s\n",
-		llama_conf__slots(&c), llama_conf__from(&c.parallel, "-np", "LLAMA_ARG_N_PARALLEL"),
-		cache, llama_conf__from(&c.cache_ram, "--cache-ram", "LLAMA_ARG_CACHE_RAM"), ctx,
-		llama_conf__from(&c.ctx, "-c", "LLAMA_ARG_CTX_SIZE"), c.fit.v ? "on" : "off",
-		llama_conf__from(&c.fit, "--fit", "LLAMA_ARG_FIT"),
+		llama_conf__slots(&c), llama_conf__from(&c.parallel, "LLAMA_ARG_N_PARALLEL"), cache,
+		llama_conf__from(&c.cache_ram, "LLAMA_ARG_CACHE_RAM"), ctx,
+		llama_conf__from(&c.ctx, "LLAMA_ARG_CTX_SIZE"), c.fit.v ? "on" : "off",
+		llama_conf__from(&c.fit, "LLAMA_ARG_FIT"),
 		c.cuda_graphs_off ? ", CUDA graphs off (GGML_CUDA_DISABLE_GRAPHS)" : "");
 }
 

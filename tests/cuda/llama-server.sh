@@ -10,32 +10,40 @@
 #   4. a context too big for the GPU (--fit off): the first verdict is the
 #      failing cudaMalloc, then the exit.
 # Usage: sudo tests/cuda/llama-server.sh SRC.tar.gz MODEL.gguf [GPUMEMTRACE]
-#   (needs nvcc, cmake, ninja and python3; OUT: a folder for the reports)
+#   (needs nvcc, cmake, ninja and python3; the reports and tables end up in
+#   $OUT/cuda-llama-server.tar.gz, or /tmp without OUT)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROOT
 src=$(realpath "$1") model=$(realpath "$2")
 GMT=$(realpath "${3:-$ROOT/gpumemtrace}")
-out=${OUT:-/tmp/gmt-cuda-out}
-mkdir -p "$out"
 work=$(mktemp -d)
+out=$work/results
+mkdir -p "$out"
 pass=0 failed=0
-trap 'pkill -x llama-server; rm -rf "$work"' EXIT
+# the reports, the clients' figures and the tables, in one file under $OUT
+# (the device machine's folder that comes back) or /tmp
+trap 'pkill -x llama-server; tar -czf "${OUT:-/tmp}/cuda-llama-server.tar.gz" -C "$work" results;
+	rm -rf "$work"' EXIT
 
-echo "== building llama-server with CUDA ($(nproc) jobs)"
-mkdir -p "$work/src"
-tar -xzf "$src" -C "$work/src"
-t0=$(date +%s)
-cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
-	-DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
-	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON \
-	-DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
-	ninja -C "$work/build" -j "$(nproc)" llama-server >"$out/build.log" 2>&1 || {
-	tail -20 "$out/build.log" "$out/cmake.log"
-	exit 1
+build() {
+	echo "== building llama-server with CUDA ($(nproc) jobs)"
+	mkdir -p "$work/src"
+	tar -xzf "$src" -C "$work/src"
+	t0=$(date +%s)
+	cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+		-DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+		-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON \
+		-DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
+		ninja -C "$work/build" -j "$(nproc)" llama-server >"$out/build.log" 2>&1 || {
+		tail -20 "$out/build.log" "$out/cmake.log"
+		exit 1
+	}
+	echo "   built in $(($(date +%s) - t0)) s"
+	LLAMA_DIR=$work/build/bin
 }
-echo "   built in $(($(date +%s) - t0)) s"
-LLAMA_DIR=$work/build/bin
+# LLAMA_DIR: a build to use instead (a dry run of this script without a GPU)
+[ -n "${LLAMA_DIR:-}" ] || build
 
 # the helpers of the tests here: start_server, drive, compare, start_tracer
 source "$ROOT/tests/lib.sh"

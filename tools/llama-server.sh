@@ -17,79 +17,79 @@ flavour=cpu
 [ "${1:-}" = --cuda ] && flavour=cuda
 
 main() {
-say() { echo "llama-server: $*" >&2; }
+	say() { echo "llama-server: $*" >&2; }
 
-if [ ! -f "$nlc/gitRelease.bundle" ]; then
-	say "no $nlc/gitRelease.bundle: run make e2e-deps (npm ci in tests/e2e)"
-	exit 1
-fi
-commit=$(git bundle list-heads "$nlc/gitRelease.bundle" | awk '$2 == "HEAD" { print $1 }')
-tag=$(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' "$nlc/llama.cpp.info.json")
-# $ORIGIN: the folder works wherever it is, once the build folder is gone
-flags="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF
+	if [ ! -f "$nlc/gitRelease.bundle" ]; then
+		say "no $nlc/gitRelease.bundle: run make e2e-deps (npm ci in tests/e2e)"
+		exit 1
+	fi
+	commit=$(git bundle list-heads "$nlc/gitRelease.bundle" | awk '$2 == "HEAD" { print $1 }')
+	tag=$(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' "$nlc/llama.cpp.info.json")
+	# $ORIGIN: the folder works wherever it is, once the build folder is gone
+	flags="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF
 -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON"
-[ $flavour = cuda ] && flags="$flags -DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90"
-key=$(printf '%s\n%s\n' "$commit" "$flags" | sha256sum | cut -c1-12)
-out=$cache/llama-server-$tag-$flavour-$key
+	[ $flavour = cuda ] && flags="$flags -DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90"
+	key=$(printf '%s\n%s\n' "$commit" "$flags" | sha256sum | cut -c1-12)
+	out=$cache/llama-server-$tag-$flavour-$key
 
-if [ -x "$out/llama-server" ]; then
+	if [ -x "$out/llama-server" ]; then
+		echo "$out"
+		exit 0
+	fi
+
+	src=$cache/src-$commit
+	if [ ! -d "$src/.git" ]; then
+		rm -rf "$src"
+		mkdir -p "$cache"
+		git clone -q "$nlc/gitRelease.bundle" "$src" 2>/dev/null
+		git -C "$src" -c advice.detachedHead=false checkout -q "$commit"
+	fi
+	jobs=$(nproc)
+	say "building llama.cpp $tag (${commit%"${commit#????????????}"}), $flavour backend, $jobs jobs:"
+	say "once per machine (about 10 minutes on 2 cores); cached in $out"
+	build=$cache/build-$flavour-$key
+	rm -rf "$build"
+	# shellcheck disable=SC2086 # flags are words
+	cmake -S "$src" -B "$build" -G Ninja $flags >"$build.log" 2>&1 || {
+		tail -30 "$build.log" >&2
+		say "cmake failed: the whole log is $build.log"
+		exit 1
+	}
+	# ninja's progress, one line every 10%, so a long build says where it is
+	t0=$(date +%s)
+	ninja -C "$build" -j "$jobs" llama-server 2>&1 | tee -a "$build.log" | {
+		last=0
+		while IFS= read -r line; do
+			case $line in
+			"["[0-9]*/[0-9]*"]"*) ;;
+			*) continue ;;
+			esac
+			done=${line%%/*}
+			done=${done#[}
+			all=${line#*/}
+			all=${all%%]*}
+			pct=$((done * 10 / all * 10))
+			[ "$pct" -gt "$last" ] || continue
+			last=$pct
+			say "$pct% ($(($(date +%s) - t0)) s)"
+		done
+	}
+	if [ ! -x "$build/bin/llama-server" ]; then
+		tail -30 "$build.log" >&2
+		say "the build failed: the whole log is $build.log"
+		exit 1
+	fi
+	rm -rf "$out.tmp"
+	mkdir -p "$out.tmp"
+	cp -a "$build"/bin/llama-server "$build"/bin/*.so* "$out.tmp/"
+	# the Vulkan backend of node-llama-cpp's prebuilt binaries, of the same commit
+	[ -f "$vk/libggml-vulkan.so" ] && cp "$vk/libggml-vulkan.so" "$out.tmp/"
+	printf 'commit %s\ntag %s\nflags %s\n' "$commit" "$tag" "$flags" >"$out.tmp/BUILD"
+	mv "$out.tmp" "$out"
+	rm -rf "$build" "$build.log"
+	say "built in $out"
 	echo "$out"
-	exit 0
-fi
-
-src=$cache/src-$commit
-if [ ! -d "$src/.git" ]; then
-	rm -rf "$src"
-	mkdir -p "$cache"
-	git clone -q "$nlc/gitRelease.bundle" "$src" 2>/dev/null
-	git -C "$src" -c advice.detachedHead=false checkout -q "$commit"
-fi
-jobs=$(nproc)
-say "building llama.cpp $tag (${commit%"${commit#????????????}"}), $flavour backend, $jobs jobs:"
-say "once per machine (about 5 minutes on 2 cores); cached in $out"
-build=$cache/build-$flavour-$key
-rm -rf "$build"
-# shellcheck disable=SC2086 # flags are words
-cmake -S "$src" -B "$build" -G Ninja $flags >"$build.log" 2>&1 || {
-	tail -30 "$build.log" >&2
-	say "cmake failed: the whole log is $build.log"
-	exit 1
-}
-# ninja's progress, one line every 10%, so a long build says where it is
-t0=$(date +%s)
-ninja -C "$build" -j "$jobs" llama-server 2>&1 | tee -a "$build.log" | {
-	last=0
-	while IFS= read -r line; do
-		case $line in
-		"["[0-9]*/[0-9]*"]"*) ;;
-		*) continue ;;
-		esac
-		done=${line%%/*}
-		done=${done#[}
-		all=${line#*/}
-		all=${all%%]*}
-		pct=$((done * 10 / all * 10))
-		[ "$pct" -gt "$last" ] || continue
-		last=$pct
-		say "$pct% ($(($(date +%s) - t0)) s)"
-	done
-}
-if [ ! -x "$build/bin/llama-server" ]; then
-	tail -30 "$build.log" >&2
-	say "the build failed: the whole log is $build.log"
-	exit 1
-fi
-rm -rf "$out.tmp"
-mkdir -p "$out.tmp"
-cp -a "$build"/bin/llama-server "$build"/bin/*.so* "$out.tmp/"
-# the Vulkan backend of node-llama-cpp's prebuilt binaries, of the same commit
-[ -f "$vk/libggml-vulkan.so" ] && cp "$vk/libggml-vulkan.so" "$out.tmp/"
-printf 'commit %s\ntag %s\nflags %s\n' "$commit" "$tag" "$flags" >"$out.tmp/BUILD"
-mv "$out.tmp" "$out"
-rm -rf "$build" "$build.log"
-say "built in $out"
-echo "$out"
 }
 
 main "$@"

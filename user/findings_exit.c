@@ -51,16 +51,13 @@ void findings__exit(const struct model *m, const struct model_proc *p, struct fi
 		char a[32];
 
 		snprintf(after, sizeof(after),
-			 " %.2f s after a GPU allocation of %s failed (above)",
+			 ", %.2f s after a GPU allocation of %s failed (above)",
 			 (p->exit_ts - x->ts) / 1e9, fmt_bytes(a, sizeof(a), x->size));
 		finding__num(f, "seconds_after_failure", (p->exit_ts - x->ts) / 1e9);
 	}
-	if (sig)
-		snprintf(f->message, sizeof(f->message), "%s was killed by %s at %.2f s%s%s.",
-			 p->comm[0] ? p->comm : "the process", how, f->since_s, at, after);
-	else
-		snprintf(f->message, sizeof(f->message), "%s ended with %s at %.2f s%s%s.",
-			 p->comm[0] ? p->comm : "the process", how, f->since_s, at, after);
+	snprintf(f->message, sizeof(f->message), "The process (%s) %s %s at %.2f s%s%s.",
+		 p->comm[0] ? p->comm : "?", sig ? "was killed by" : "ended with", how, f->since_s,
+		 at, after);
 	finding__evidence(f, "%s at %.2f s (%s)", how, f->since_s,
 			  p->nr_reqs ? "while serving" : "during start-up");
 }

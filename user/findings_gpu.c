@@ -49,7 +49,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 		    const struct model_gpu_failure *x, unsigned int times, struct findings *fs)
 {
 	const struct gmt_gpu_device *d = x->api == GMT_API_VK ? model__vk_device(m) : NULL;
-	char a[32], b[32], name[32], res[48], where[160] = "", sz[64];
+	char a[32], b[32], name[32], res[48], where[160] = "", sz[64], kv[320];
 	const char *rn = gpufuncs__result_name(x->api, x->result);
 	struct finding *f = findings__add(fs, F_ALLOC_FAILURE, p->pid);
 	__u64 live = 0;
@@ -120,9 +120,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 			f->message + len, sizeof(f->message) - len,
 			". What to try: shrink the biggest holder, %s (%.0f%% of what was live)%s.",
 			f->stacks[0].label, live ? 100.0 * f->stacks[0].bytes / live : 0,
-			llama(p, f) ? "; for llama.cpp, a smaller context (-c) or fewer parallel "
-				      "slots (-np) shrinks the KV cache" :
-				      "");
+			llama(p, f) ? findings__kv_advice(p, kv, sizeof(kv)) : "");
 	else if (len < sizeof(f->message))
 		snprintf(f->message + len, sizeof(f->message) - len, ".");
 	finding__evidence(f, "%s%s%s failed with %s%s", name, x->size ? " of " : "",

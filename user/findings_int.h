@@ -44,6 +44,8 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 size_t findings__llama_host(const struct model *m, const struct model_proc *p,
 			    const struct judged *j, struct finding *f, bool bounded, char *buf,
 			    size_t size);
+/* what to say of a failure that a KV cache could explain, given the settings */
+const char *findings__kv_advice(const struct model_proc *p, char *buf, size_t size);
 /* what to say of CUDA graphs, given the settings */
 const char *findings__graphs_advice(const struct model_proc *p);
 

@@ -99,6 +99,28 @@ size_t findings__llama_host(const struct model *m, const struct model_proc *p,
 				"");
 }
 
+const char *findings__kv_advice(const struct model_proc *p, char *buf, size_t size)
+{
+	struct llama_conf c;
+	char ctx[48];
+
+	if (!llama_conf__read(p, &c))
+		return "; for llama.cpp, a smaller context (-c) or fewer parallel slots (-np) shrinks the "
+		       "KV cache";
+	if (c.ctx.v)
+		snprintf(ctx, sizeof(ctx), "%ld tokens", c.ctx.v);
+	else
+		snprintf(ctx, sizeof(ctx), "the model's");
+	snprintf(buf, size,
+		 "; this llama-server has a context of %s (-c, %s) over %ld slot%s (-np, %s)%s: a "
+		 "smaller context or fewer slots shrinks the KV cache",
+		 ctx, llama_conf__from(&c.ctx, "LLAMA_ARG_CTX_SIZE"), llama_conf__slots(&c),
+		 llama_conf__slots(&c) == 1 ? "" : "s",
+		 llama_conf__from(&c.parallel, "LLAMA_ARG_N_PARALLEL"),
+		 c.fit.v ? "" : ", and --fit is off, so it was not fitted to the free memory");
+	return buf;
+}
+
 const char *findings__graphs_advice(const struct model_proc *p)
 {
 	struct llama_conf c;

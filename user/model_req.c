@@ -5,16 +5,16 @@
  * llama.cpp's decodes carry their batch's tokens by sequence; llama-server
  * gives each slot a sequence and decodes the slots' tokens together. Each
  * sequence's work is cut into runs, one per task: a run starts when the
- * sequence jumps in position (a new prompt starts where the prefix it
- * reuses from its cache ends) or takes a batch of prompt tokens after
- * generating. A run's tokens are its
- * prompt until the batch that asks for logits (the prompt's last), then one
- * generation step per decode: a token sampled and fed back. The last token
- * sampled is never fed back: generated tokens are the steps plus one. The
- * decode rate is the steps over the time from the prompt's last batch done
- * to the last step done (llama_synchronize returns: a decode may return
- * before the backend ran it), which is llama-server's own rate; see
- * model_req__tokens_per_s for programs that do not synchronize.
+ * sequence jumps in position (a new prompt starts where the prefix it reuses
+ * from its cache ends) or takes a batch of prompt tokens after generating.
+ * A run's tokens are its prompt until the batch that asks for logits (the
+ * prompt's last), then one generation step per decode: a token sampled and
+ * fed back. The last token sampled is never fed back: generated tokens are
+ * the steps plus one. The decode rate is the steps over the time from the
+ * prompt's last batch done to the last step done (llama_synchronize
+ * returns: a decode may return before the backend ran it), which is
+ * llama-server's own rate; see model_req__tokens_per_s for programs that do
+ * not synchronize.
  *
  * A request is tied to its run from the outside, once it has ended: a run
  * that started after the request arrived, is tied to no other request, and
@@ -24,11 +24,10 @@
  * to the first of those runs to finish (then the first to start): the
  * server answers in the order its runs finish, if a batch or two late.
  * Whether a run went on is known at the next decode (or at the end of the
- * trace): the tie waits for it. It can be
- * wrong when two requests' last tokens come within a few batches of each
- * other and the server answers them in the other order (a busy HTTP
- * thread), or when it takes requests out of their arrival order and they
- * finish in the same batch.
+ * trace): the tie waits for it. It can be wrong when two requests' last
+ * tokens come within a few batches of each other and the server answers
+ * them in the other order (a busy HTTP thread), or when it takes requests
+ * out of their arrival order and they finish in the same batch.
  *
  * Recordings from before sequences were read fall back to the old rule: a
  * call counts for every request in flight. */

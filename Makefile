@@ -98,6 +98,15 @@ $(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$
 		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
 		-lelf -ljson-c -liberty -lz -lm -o $@
 
+# the fuzzer over the trace-file reader, the model and the reports
+# (tests/fuzz/replay.c): clang's libFuzzer with AddressSanitizer and UBSan
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
+$(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) \
+		$(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/tests
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -lelf -ljson-c -liberty -lz -lm -o $@
+
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -156,7 +165,7 @@ llama-server: e2e-deps
 test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
-		$(OUTPUT)/gmt-scenario
+		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

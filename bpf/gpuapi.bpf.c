@@ -41,24 +41,33 @@ static __always_inline struct gpu_frame *frame(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/* A call entered while another is in flight is inside it when made from
+ * below its level, or from its level as a tail call into another function
+ * (the loader jumping to the driver, cuMemRelease to an internal free).
+ * The same function again from the same level means the call in flight
+ * ended without its return probe (longjmp, an exception, a return lost
+ * while attaching): this call starts over. */
+static __always_inline bool inside(const struct gpu_frame *f, __u64 sp, __u64 cookie)
+{
+	return sp < f->sp || (sp == f->sp && cookie != f->cookie);
+}
+
 SEC("uprobe")
 int gpu_enter(struct pt_regs *ctx)
 {
+	__u64 sp = PT_REGS_SP(ctx), cookie = bpf_get_attach_cookie(ctx);
 	struct gpu_frame *f;
-	__u64 sp = PT_REGS_SP(ctx);
 
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	f = frame(true);
 	if (!f)
 		return 0;
-	/* a call made from above the frame in flight cannot be inside it: that
-	 * frame ended without its return probe (longjmp, exception unwind) */
-	if (f->depth && sp > f->sp)
+	if (f->depth && !inside(f, sp, cookie))
 		f->depth = 0;
 	if (f->depth++)
 		return 0; /* a nested call: the loader calling the driver, say */
-	f->cookie = bpf_get_attach_cookie(ctx);
+	f->cookie = cookie;
 	f->args[0] = PT_REGS_PARM1(ctx);
 	f->args[1] = PT_REGS_PARM2(ctx);
 	f->args[2] = PT_REGS_PARM3(ctx);

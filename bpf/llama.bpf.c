@@ -26,7 +26,7 @@ struct llama_batch_user {
 struct llama_frames {
 	__u32 depth, pad;
 	struct {
-		__u64 ts, cookie;
+		__u64 ts, cookie, sp;
 		struct llama_batch_user b;
 	} f[LLAMA_DEPTH];
 };
@@ -66,7 +66,7 @@ int llama_enter(struct pt_regs *ctx)
 {
 	struct llama_frames *l;
 	__u64 cookie, where;
-	__u32 d;
+	__u32 d, i;
 
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -75,10 +75,20 @@ int llama_enter(struct pt_regs *ctx)
 	if (!l)
 		return 0;
 	d = l->depth;
-	if (d >= LLAMA_DEPTH) {
-		l->depth = 0; /* returns were lost: start over */
-		d = 0;
+	/* frames from below this call's level, or the same function at its
+	 * level, ended without their return (an exception, a return lost while
+	 * attaching): drop them; a tail call into another function is inside */
+	for (i = 0; i < LLAMA_DEPTH; i++) {
+		__u32 top = (d - 1) & (LLAMA_DEPTH - 1);
+
+		if (!d || d > LLAMA_DEPTH || PT_REGS_SP(ctx) < l->f[top].sp ||
+		    (PT_REGS_SP(ctx) == l->f[top].sp &&
+		     bpf_get_attach_cookie(ctx) != l->f[top].cookie))
+			break;
+		d--;
 	}
+	if (d >= LLAMA_DEPTH)
+		d = 0; /* returns were lost: start over */
 	asm volatile("" : "+r"(d));
 	d &= LLAMA_DEPTH - 1;
 	cookie = bpf_get_attach_cookie(ctx);
@@ -91,6 +101,7 @@ int llama_enter(struct pt_regs *ctx)
 		where = BATCH_ON_STACK ? PT_REGS_SP(ctx) + 8 : PT_REGS_PARM2(ctx);
 		bpf_probe_read_user(&l->f[d].b, sizeof(l->f[d].b), (void *)where);
 	}
+	l->f[d].sp = PT_REGS_SP(ctx);
 	l->depth = d + 1;
 	l->f[d].ts = bpf_ktime_get_ns();
 	return 0;

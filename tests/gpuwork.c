@@ -5,12 +5,15 @@
  * shape of the report's gpu.by_kind entries.
  *
  *   gpuwork --lib PATH --api cuda|hip [--n N] [--wait FIFO] [--out FILE]
+ *   gpuwork --lib PATH --escape N: a cuMemAlloc_v2 jumped out of (its return
+ *       never comes), then N of 1 MiB from the same level
  *   gpuwork --lib PATH --loop N       time N cuMemAlloc_v2/cuMemFree_v2 pairs
  *
  * --ready FIFO write a line once the library is loaded
  * --wait FIFO  read one byte after dlopen, before the first call (the tracer
  *              has attached to the library) */
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +209,25 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* an allocation that never returns (the stand-in jumps out of it), then n
+ * allocations of 1 MiB from the same level: each must still be seen */
+static void escape(int n)
+{
+	void (*set)(jmp_buf *) = (void (*)(jmp_buf *))sym("gmt_fake_escape");
+	out_size_fn alloc = (out_size_fn)sym("cuMemAlloc_v2");
+	static jmp_buf j;
+	void *p;
+	int i;
+
+	set(&j);
+	if (!setjmp(j))
+		alloc(&p, 12345);
+	for (i = 0; i < n; i++) {
+		check(alloc(&p, MIB), "alloc");
+		alloc_ok("device", MIB);
+	}
+}
+
 /* the benchmark: alloc/free pairs, nothing else */
 static void loop(long n)
 {
@@ -227,7 +249,7 @@ int main(int argc, char **argv)
 {
 	const char *path = NULL, *api = "cuda", *wait = NULL, *out = NULL, *ready = NULL;
 	long loops = 0;
-	int n = 8, i;
+	int n = 8, i, escapes = 0;
 	FILE *f;
 
 	for (i = 1; i < argc; i++) {
@@ -247,6 +269,8 @@ int main(int argc, char **argv)
 			out = v, i++;
 		else if (!strcmp(argv[i], "--loop"))
 			loops = atol(v), i++;
+		else if (!strcmp(argv[i], "--escape"))
+			escapes = atoi(v), i++;
 		else {
 			fprintf(stderr, "gpuwork: unknown argument %s\n", argv[i]);
 			return 2;
@@ -267,7 +291,9 @@ int main(int argc, char **argv)
 		loop(loops);
 		return 0;
 	}
-	if (!strcmp(api, "hip"))
+	if (escapes)
+		escape(escapes);
+	else if (!strcmp(api, "hip"))
 		hip_script(n);
 	else
 		cuda_script(n);

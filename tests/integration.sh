@@ -903,3 +903,52 @@ test_demo_shows_the_prompt_cache() {
 		return 1
 	expect 'grep -q "bounded_cache host_anon" "$T/err"' "said while it ran"
 }
+
+# the trace-file reader, the model and the reports against corrupt and
+# hostile input (tests/fuzz/replay.c, libFuzzer with ASan and UBSan), from a
+# corpus of recordings: the field reports' scenarios and a real run
+test_fuzz_replay_short() {
+	need_root
+	local s out rc
+	for s in host-cache fixed-step-leak eviction graph-growth startup-oom warmup; do
+		"$ROOT/.output/gmt-scenario" "$s" "$T/$s.gmt" 1 >/dev/null || return 1
+	done
+	"$GMT" record -o "$T/real.gmt" -q -- "$WL" --steps 4 --step-mib 2 --out /dev/null \
+		>/dev/null || return 1
+	python3 "$ROOT/tests/fuzz/corpus.py" "$T/corpus" "$T"/*.gmt || return 1
+	mkdir -p "$T/found"
+	out=$(cd "$T/found" && timeout -k 5 120 "$ROOT/.output/tests/fuzz-replay" -max_len=16384 \
+		-max_total_time=30 -print_final_stats=1 "$T/corpus" 2>&1)
+	rc=$?
+	expect '[ $rc = 0 ] || [ -n "$(ls "$T/found")" ]' "the fuzzer ran: $(tail -3 <<<"$out")" ||
+		return 1
+	echo "# $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' <<<"$out")"
+	expect '[ -z "$(ls "$T/found")" ]' \
+		"no crash: $(grep -A 3 'ERROR\|runtime error' <<<"$out" | head -8)"
+}
+
+# headers of 16 to 19 bytes once made the size check underflow
+test_replay_survives_short_headers() {
+	local n rc
+	for n in 8 15 16 17 18 19 20 23; do
+		{ printf 'GMTTRACE\001\000\000\000\377\377\377\177'; printf 'abcdefgh'; } |
+			head -c "$n" >"$T/x.gmt"
+		"$GMT" replay "$T/x.gmt" >/dev/null 2>"$T/err"
+		rc=$?
+		expect '[ $rc = 1 ] && grep -q "not a gpumemtrace trace file\|cut short" "$T/err"' \
+			"$n bytes: exit $rc, $(cat "$T/err")" || return 1
+	done
+}
+
+# a call whose return never comes (the stand-in jumps out of it, as an
+# exception would) must not hide the calls after it on that thread
+test_gpu_lost_return_does_not_silence_a_thread() {
+	need_root
+	mkfifo "$T/go" "$T/done"
+	GMT_READY="attached CUDA driver API" start_tracer --json -- "$GW" --lib "$FAKE/libcuda.so.1" \
+		--escape 5 --wait "$T/go" --out "$T/done" || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_gpu_kinds "$T/gmt.out" "$T/wl.json"
+}

@@ -158,11 +158,14 @@ static int attach_pair(struct gpulib *g, struct bpf_program *enter, struct bpf_p
 	pid_t pid = g->o.all_pids ? -1 : g->o.pid;
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(enter, pid, path, off, &uo);
-	if (!l || add_link(g, l))
-		return -errno;
+	/* the return first: a call entered between the two attaches would
+	 * otherwise have an entry and no return */
 	uo.retprobe = true;
 	l = bpf_program__attach_uprobe_opts(ret, pid, path, off, &uo);
+	if (!l || add_link(g, l))
+		return -errno;
+	uo.retprobe = false;
+	l = bpf_program__attach_uprobe_opts(enter, pid, path, off, &uo);
 	if (!l || add_link(g, l))
 		return -errno;
 	return 0;

@@ -57,11 +57,13 @@ static void set(struct llama_conf *c, const struct opt *o, long v, enum conf_fro
 /* NAME=value in the recorded environment */
 static void from_env(const struct model_proc *p, struct llama_conf *c)
 {
-	const char *v = p->env, *end = p->env + p->env_len;
+	const char *v = p->env, *end;
 	size_t i, k;
 	long x;
 
-	for (; v && v < end; v += strnlen(v, end - v) + 1) {
+	if (!v)
+		return;
+	for (end = v + p->env_len; v < end; v += strnlen(v, end - v) + 1) {
 		if (!strncmp(v, "GGML_CUDA_DISABLE_GRAPHS=", 25) && v[25])
 			c->cuda_graphs_off = true;
 		for (i = 0; i < NOPTS; i++) {

@@ -253,11 +253,40 @@ static size_t next_magic(const struct reader *r, size_t off)
 	return r->size;
 }
 
+/* a block's records, each checked before the sink sees it */
+static void feed_records(const unsigned char *raw, size_t len, gmt_sink_fn sink, void *ctx,
+			 struct replay_result *res, size_t off)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const struct gmt_hdr *e = (const void *)(raw + pos);
+
+		if (!event__valid(e, len - pos)) {
+			note(res,
+			     "block at offset %zu: malformed record %zu bytes in: rest skipped",
+			     off, pos);
+			res->bad_blocks++;
+			return;
+		}
+		sink(ctx, e);
+		res->events++;
+		pos += e->len;
+	}
+	res->blocks++;
+}
+
+void tracefile__feed_records(const void *raw, size_t len, gmt_sink_fn sink, void *ctx,
+			     struct replay_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	feed_records(raw, len, sink, ctx, res, 0);
+}
+
 static int feed_block(struct reader *r, const unsigned char *data, const struct block_hdr *bh,
 		      size_t off)
 {
 	uLongf len = bh->raw_len;
-	size_t pos = 0;
 
 	if (bh->raw_len > r->raw_cap) {
 		unsigned char *p = realloc(r->raw, bh->raw_len);
@@ -272,21 +301,7 @@ static int feed_block(struct reader *r, const unsigned char *data, const struct 
 		r->res->bad_blocks++;
 		return 0;
 	}
-	while (pos < len) {
-		const struct gmt_hdr *e = (const void *)(r->raw + pos);
-
-		if (!event__valid(e, len - pos)) {
-			note(r->res,
-			     "block at offset %zu: malformed record %zu bytes in: rest skipped",
-			     off, pos);
-			r->res->bad_blocks++;
-			return 0;
-		}
-		r->sink(r->ctx, e);
-		r->res->events++;
-		pos += e->len;
-	}
-	r->res->blocks++;
+	feed_records(r->raw, len, r->sink, r->ctx, r->res, off);
 	return 0;
 }
 
@@ -362,7 +377,9 @@ static int check_header(struct reader *r, size_t *off)
 			 fh.version, TRACEFILE_VERSION);
 		return -1;
 	}
-	if (fh.info_len > r->size - sizeof(fh) - sizeof(crc)) {
+	/* the size first: for files of 16 to 19 bytes the difference underflows */
+	if (r->size < sizeof(fh) + sizeof(crc) ||
+	    fh.info_len > r->size - sizeof(fh) - sizeof(crc)) {
 		snprintf(r->res->error, sizeof(r->res->error),
 			 "trace file header is cut short: no events to replay");
 		return -1;
@@ -375,11 +392,26 @@ static int check_header(struct reader *r, size_t *off)
 	return 0;
 }
 
+static int replay_buffer(struct reader *r, const char *what)
+{
+	size_t off;
+	int err = -1;
+
+	if (!check_header(r, &off)) {
+		err = read_blocks(r, off);
+		if (err)
+			snprintf(r->res->error, sizeof(r->res->error), "replay of %s failed: %s",
+				 what, strerror(-err));
+	}
+	free(r->raw);
+	r->raw = NULL;
+	return err;
+}
+
 int tracefile__replay(const char *path, gmt_sink_fn sink, void *ctx, struct replay_result *res)
 {
 	struct reader r = { .res = res, .sink = sink, .ctx = ctx };
 	struct stat st;
-	size_t off;
 	int fd, err = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -402,17 +434,20 @@ int tracefile__replay(const char *path, gmt_sink_fn sink, void *ctx, struct repl
 			goto out;
 		}
 	}
-	if (check_header(&r, &off))
-		goto out;
-	err = read_blocks(&r, off);
-	if (err)
-		snprintf(res->error, sizeof(res->error), "replay of %s failed: %s", path,
-			 strerror(-err));
+	err = replay_buffer(&r, path);
 out:
 	if (r.base && r.base != MAP_FAILED)
 		munmap((void *)r.base, r.size);
-	free(r.raw);
 	if (fd >= 0)
 		close(fd);
 	return err ? -1 : 0;
+}
+
+int tracefile__replay_buffer(const void *buf, size_t size, gmt_sink_fn sink, void *ctx,
+			     struct replay_result *res)
+{
+	struct reader r = { .res = res, .sink = sink, .ctx = ctx, .base = buf, .size = size };
+
+	memset(res, 0, sizeof(*res));
+	return replay_buffer(&r, "the buffer") ? -1 : 0;
 }

@@ -46,5 +46,12 @@ struct replay_result {
 /* feeds every record of every intact block to `sink`, in order. Returns 0
  * (damage is described in res->notes) or -1 with res->error set. */
 int tracefile__replay(const char *path, gmt_sink_fn sink, void *ctx, struct replay_result *res);
+/* the records of one block, already decompressed, each checked before the
+ * sink sees it (the fuzzer's way past the compression) */
+void tracefile__feed_records(const void *raw, size_t len, gmt_sink_fn sink, void *ctx,
+			     struct replay_result *res);
+/* the same for a file already in memory (the fuzzer's way in) */
+int tracefile__replay_buffer(const void *buf, size_t size, gmt_sink_fn sink, void *ctx,
+			     struct replay_result *res);
 
 #endif

@@ -4,6 +4,7 @@
  * codes, backed by malloc. Memory is never touched, so sizes cost no RSS.
  * cuMemAllocAsync calls the exported cuMemAllocFromPoolAsync, as a real
  * runtime calling the driver would: the tracer must count it once. */
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -18,11 +19,27 @@ typedef void *CUstream, *CUmemoryPool, *CUgraph, *CUgraphExec, *CUgraphNode;
 #define LIMIT (1ull << 40)
 
 static unsigned long long live, va_next = 0x7f0000000000ull;
+static jmp_buf *escape;
+
+#define ESCAPE_SIZE 12345
+
+/* the tests' own: the next allocation of ESCAPE_SIZE bytes jumps to j, past
+ * the driver's return, as an exception unwinding through it would */
+void gmt_fake_escape(jmp_buf *j)
+{
+	escape = j;
+}
 
 static CUresult dev_alloc(CUdeviceptr *p, size_t n)
 {
 	void *m;
 
+	if (escape && n == ESCAPE_SIZE) {
+		jmp_buf *j = escape;
+
+		escape = NULL;
+		longjmp(*j, 1);
+	}
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (n > LIMIT || !(m = malloc(n ? n : 1)))

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* libFuzzer over what reads a trace file, which travels in bug reports and
+ * is untrusted: the reader (header, blocks, zlib, record validation), the
+ * model fed every record, the verdicts, both reports, and the event printer
+ * of `replay --events`. An input that starts with the file magic is a trace
+ * file; any other is taken as the records of one decompressed block, so that
+ * mutations reach the records past the compression and the CRCs. Built by
+ * `make .output/tests/fuzz-replay` (clang's -fsanitize=fuzzer,address,
+ * undefined); run by tests/fuzz.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dump.h"
+#include "model.h"
+#include "report.h"
+#include "tracefile.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+static FILE *null_out(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	if (!f)
+		abort();
+	return f;
+}
+
+static int replay(const unsigned char *data, size_t size, gmt_sink_fn sink, void *ctx,
+		  struct replay_result *res)
+{
+	if (size >= 8 && !memcmp(data, "GMTTRACE", 8))
+		return tracefile__replay_buffer(data, size, sink, ctx, res);
+	tracefile__feed_records(data, size, sink, ctx, res);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct report_opts o = { .max_mappings = 10, .timeline_rows = 10 };
+	struct dump d = { .out = null_out() };
+	struct model *m = model__new();
+	struct replay_result res;
+
+	if (!m)
+		abort();
+	if (!replay(data, size, model__add, m, &res)) {
+		o.notes = (const char(*)[160])res.notes;
+		o.nr_notes = res.nr_notes;
+		report__text(d.out, m, &o);
+		report__json(d.out, m, &o);
+	}
+	model__free(m);
+	replay(data, size, dump__event, &d, &res);
+	return 0;
+}

@@ -225,9 +225,13 @@ static __always_inline void copy_start(struct scan *s, __u64 buf, long ret, __u3
 		s->len = 0;
 }
 
-/* data read from fd: a request line starts a request. Most reads are not
- * (bodies, files): 16 bytes tell, before the rest is copied and scanned. */
-static __always_inline void on_read(int fd, __u64 buf, long ret)
+#define MSG_PEEK 2
+
+/* data read from fd (avail of it readable at buf: a vector's first piece): a
+ * request line starts a request. Most reads are not (bodies, files): 16
+ * bytes tell, before the rest is copied and scanned. A peek leaves the data
+ * to be read again: not counted. */
+static __always_inline void on_read(int fd, __u64 buf, __u64 avail, long ret, __u64 flags)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
 	struct conn *c = bpf_map_lookup_elem(&conns, &key), n = {};
@@ -235,12 +239,14 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 	struct scan *s;
 	__u32 zero = 0;
 
-	if (ret <= 0 || !buf || (c && c->tls))
+	if (ret <= 0 || !buf || (c && c->tls) || (flags & MSG_PEEK))
 		return;
+	if ((__u64)ret < avail)
+		avail = ret;
 	s = bpf_map_lookup_elem(&scans, &zero);
 	if (!s)
 		return;
-	copy_start(s, buf, ret, 16);
+	copy_start(s, buf, avail, 16);
 	if (!c && s->len >= 2 && s->buf[0] == 0x16 && s->buf[1] == 0x03 && is_socket(fd)) {
 		n.id = bpf_ktime_get_ns();
 		n.tls = 1;
@@ -267,7 +273,7 @@ static __always_inline void on_read(int fd, __u64 buf, long ret)
 			return;
 	}
 	c->bytes_in += ret;
-	copy_start(s, buf, ret, HDR_SCAN);
+	copy_start(s, buf, avail, HDR_SCAN);
 	request_at(s, 0, c, fd);
 	struct pipe_ctx pc = { s, c, fd };
 
@@ -308,9 +314,11 @@ static __always_inline void tail_push(struct conn *c, __u64 end, __u64 body, __u
 			c->tail = c->tail << 8 | b[i];
 }
 
-/* data written to fd: a status line starts a response; its end is found
- * from the length, the chunked terminator, or the close */
-static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_len, long ret)
+/* data written to fd (avail of it at buf, last_len at last: a vector's first
+ * and last pieces): a status line starts a response; its end is found from
+ * the length, the chunked terminator, or the close */
+static __always_inline void on_write(int fd, __u64 buf, __u64 avail, __u64 last, __u64 last_len,
+				     long ret)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
 	struct conn *c = bpf_map_lookup_elem(&conns, &key);
@@ -321,15 +329,17 @@ static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_l
 
 	if (!c || c->tls || ret <= 0 || !buf)
 		return;
+	if ((__u64)ret < avail)
+		avail = ret;
 	s = bpf_map_lookup_elem(&scans, &zero);
 	if (!s)
 		return;
-	copy_start(s, buf, ret, 16);
+	copy_start(s, buf, avail, 16);
 	if (s->len >= 12 && s->buf[0] == 'H' && s->buf[1] == 'T' && s->buf[2] == 'T' &&
 	    s->buf[3] == 'P' && s->buf[4] == '/' && s->buf[8] == ' ') {
 		if (c->responding) /* the last one had no known end */
 			resp_end(c, fd, GMT_HTTP_END_NEXT);
-		copy_start(s, buf, ret, HDR_SCAN);
+		copy_start(s, buf, avail, HDR_SCAN);
 		s->hdr_end = 0;
 		s->has_clen = s->chunked = s->sse = false;
 		struct scan_ctx sc = { s };
@@ -368,20 +378,52 @@ static __always_inline void on_write(int fd, __u64 buf, __u64 last, __u64 last_l
 	}
 }
 
-static __always_inline void on_close(int fd)
+/* the connection ends: its response, if one was going, then itself */
+static __always_inline void close_conn(struct conn *c, int fd)
 {
-	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
-	struct conn *c = bpf_map_lookup_elem(&conns, &key);
 	struct gmt_http *e;
 
-	if (!c)
-		return;
 	if (c->responding)
 		resp_end(c, fd, GMT_HTTP_END_CLOSE);
 	e = http_event(c, fd, GMT_HTTP_CLOSE);
 	if (e)
 		gmt_submit(e);
+}
+
+static __always_inline void on_close(int fd)
+{
+	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
+	struct conn *c = bpf_map_lookup_elem(&conns, &key);
+
+	if (!c)
+		return;
+	close_conn(c, fd);
 	bpf_map_delete_elem(&conns, &key);
+}
+
+/* the connections of one process with fds in [lo, hi]: closed (with
+ * events) or, when the process is gone, just forgotten */
+struct ends {
+	__u32 tgid, lo, hi, quiet;
+};
+
+static long end_conn(struct bpf_map *map, __u64 *key, struct conn *c, struct ends *x)
+{
+	__u32 fd = (__u32)*key;
+
+	if ((*key >> 32) != x->tgid || fd < x->lo || fd > x->hi)
+		return 0;
+	if (!x->quiet)
+		close_conn(c, fd);
+	bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+static __always_inline void end_conns(__u32 lo, __u32 hi, bool quiet)
+{
+	struct ends x = { bpf_get_current_pid_tgid() >> 32, lo, hi, quiet };
+
+	bpf_for_each_map_elem(&conns, end_conn, &x, 0);
 }
 
 struct iov {
@@ -389,16 +431,17 @@ struct iov {
 };
 
 /* the first and the last piece of an iovec array */
-static __always_inline void iov_ends(__u64 iov, __u64 cnt, __u64 *first, __u64 *last,
-				     __u64 *last_len)
+static __always_inline void iov_ends(__u64 iov, __u64 cnt, __u64 *first, __u64 *first_len,
+				     __u64 *last, __u64 *last_len)
 {
 	struct iov v = {};
 
-	*first = *last = *last_len = 0;
+	*first = *first_len = *last = *last_len = 0;
 	if (!iov || !cnt || cnt > 1024)
 		return;
 	bpf_probe_read_user(&v, sizeof(v), (void *)iov);
 	*first = v.base;
+	*first_len = v.len;
 	bpf_probe_read_user(&v, sizeof(v), (void *)(iov + (cnt - 1) * sizeof(v)));
 	*last = v.base;
 	*last_len = v.len;
@@ -414,60 +457,64 @@ struct msghdr_user {
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32)) \
 	return 0
 
-/* read(fd, buf, ...), recvfrom(fd, buf, ...), write(fd, buf, ...), ... */
-#define BUF_PROG(name, call, dir)                                             \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                            \
-	int name(struct trace_event_raw_sys_exit *ctx)                        \
-	{                                                                     \
-		__u64 a[6];                                                   \
-                                                                              \
-		TARGET_OR_LEAVE();                                            \
-		syscall_args(a);                                              \
-		dir(a[0], a[1], a[1], ctx->ret > 0 ? ctx->ret : 0, ctx->ret); \
-		return 0;                                                     \
+/* read(fd, buf, ...), recvfrom(fd, buf, len, flags, ...), write(fd, buf, ...),
+ * ...: FLAGS is an expression of the arguments a[] */
+#define BUF_PROG(name, call, dir, FLAGS)                      \
+	SEC("tracepoint/syscalls/sys_exit_" #call)            \
+	int name(struct trace_event_raw_sys_exit *ctx)        \
+	{                                                     \
+		__u64 a[6], n = ctx->ret > 0 ? ctx->ret : 0;  \
+                                                              \
+		TARGET_OR_LEAVE();                            \
+		syscall_args(a);                              \
+		dir(a[0], a[1], n, a[1], n, ctx->ret, FLAGS); \
+		return 0;                                     \
 	}
 
 /* readv(fd, iov, cnt), writev(fd, iov, cnt) */
-#define IOV_PROG(name, call, dir)                               \
-	SEC("tracepoint/syscalls/sys_exit_" #call)              \
-	int name(struct trace_event_raw_sys_exit *ctx)          \
-	{                                                       \
-		__u64 a[6], first, last, last_len;              \
-                                                                \
-		TARGET_OR_LEAVE();                              \
-		syscall_args(a);                                \
-		iov_ends(a[1], a[2], &first, &last, &last_len); \
-		dir(a[0], first, last, last_len, ctx->ret);     \
-		return 0;                                       \
+#define IOV_PROG(name, call, dir)                                           \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                          \
+	int name(struct trace_event_raw_sys_exit *ctx)                      \
+	{                                                                   \
+		__u64 a[6], first, first_len, last, last_len;               \
+                                                                            \
+		TARGET_OR_LEAVE();                                          \
+		syscall_args(a);                                            \
+		iov_ends(a[1], a[2], &first, &first_len, &last, &last_len); \
+		dir(a[0], first, first_len, last, last_len, ctx->ret, 0);   \
+		return 0;                                                   \
 	}
 
 /* recvmsg(fd, msghdr, flags), sendmsg(fd, msghdr, flags) */
-#define MSG_PROG(name, call, dir)                                    \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                   \
-	int name(struct trace_event_raw_sys_exit *ctx)               \
-	{                                                            \
-		__u64 a[6], first, last, last_len;                   \
-		struct msghdr_user m = {};                           \
-                                                                     \
-		TARGET_OR_LEAVE();                                   \
-		syscall_args(a);                                     \
-		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);    \
-		iov_ends(m.iov, m.iovlen, &first, &last, &last_len); \
-		dir(a[0], first, last, last_len, ctx->ret);          \
-		return 0;                                            \
+#define MSG_PROG(name, call, dir)                                                \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                               \
+	int name(struct trace_event_raw_sys_exit *ctx)                           \
+	{                                                                        \
+		__u64 a[6], first, first_len, last, last_len;                    \
+		struct msghdr_user m = {};                                       \
+                                                                                 \
+		TARGET_OR_LEAVE();                                               \
+		syscall_args(a);                                                 \
+		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);                \
+		iov_ends(m.iov, m.iovlen, &first, &first_len, &last, &last_len); \
+		dir(a[0], first, first_len, last, last_len, ctx->ret, a[2]);     \
+		return 0;                                                        \
 	}
 
-/* reads look only at the start of the data */
-#define on_read5(fd, first, last, last_len, ret) on_read(fd, first, ret)
+/* reads look only at the start of the data; writes at its two ends */
+#define READ(fd, first, first_len, last, last_len, ret, flags) \
+	on_read(fd, first, first_len, ret, flags)
+#define WRITE(fd, first, first_len, last, last_len, ret, flags) \
+	on_write(fd, first, first_len, last, last_len, ret)
 
-BUF_PROG(tp_req_read, read, on_read5)
-BUF_PROG(tp_req_recvfrom, recvfrom, on_read5)
-IOV_PROG(tp_req_readv, readv, on_read5)
-MSG_PROG(tp_req_recvmsg, recvmsg, on_read5)
-BUF_PROG(tp_req_write, write, on_write)
-BUF_PROG(tp_req_sendto, sendto, on_write)
-IOV_PROG(tp_req_writev, writev, on_write)
-MSG_PROG(tp_req_sendmsg, sendmsg, on_write)
+BUF_PROG(tp_req_read, read, READ, 0)
+BUF_PROG(tp_req_recvfrom, recvfrom, READ, a[3])
+IOV_PROG(tp_req_readv, readv, READ)
+MSG_PROG(tp_req_recvmsg, recvmsg, READ)
+BUF_PROG(tp_req_write, write, WRITE, 0)
+BUF_PROG(tp_req_sendto, sendto, WRITE, 0)
+IOV_PROG(tp_req_writev, writev, WRITE)
+MSG_PROG(tp_req_sendmsg, sendmsg, WRITE)
 
 /* sendfile: body bytes from a file, counted against the length */
 SEC("tracepoint/syscalls/sys_exit_sendfile64")
@@ -512,5 +559,54 @@ int tp_req_shutdown(struct trace_event_raw_sys_exit *ctx)
 	syscall_args(a);
 	if (!ctx->ret && a[1] != 0 /* SHUT_RD */)
 		on_close(a[0]);
+	return 0;
+}
+
+/* close_range(first, last, flags): each connection in the range ends */
+SEC("tracepoint/syscalls/sys_exit_close_range")
+int tp_req_close_range(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 a[6];
+
+	TARGET_OR_LEAVE();
+	syscall_args(a);
+	if (!ctx->ret && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC: nothing closed yet */))
+		end_conns(a[0], a[1] > 0xffffffffull ? 0xffffffffu : a[1], false);
+	return 0;
+}
+
+/* dup2(old, new) and dup3(old, new, flags) close new first */
+SEC("tracepoint/syscalls/sys_exit_dup3")
+int tp_req_dup3(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 a[6];
+
+	TARGET_OR_LEAVE();
+	syscall_args(a);
+	if (ctx->ret >= 0)
+		on_close(a[1]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_dup2")
+int tp_req_dup2(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 a[6];
+
+	TARGET_OR_LEAVE();
+	syscall_args(a);
+	if (ctx->ret >= 0 && a[0] != a[1])
+		on_close(a[1]);
+	return 0;
+}
+
+/* the process is gone (its last thread exits): its connections with it,
+ * quietly, since its exit says so */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tp_req_exit, struct task_struct *p)
+{
+	if (!gmt_is_target(BPF_CORE_READ(p, tgid)) || BPF_CORE_READ(p, signal, live.counter))
+		return 0;
+	end_conns(0, 0xffffffffu, true);
 	return 0;
 }

@@ -238,6 +238,31 @@ static const char *http_missing(struct attach *a)
 	return NULL;
 }
 
+static const char *http_ends_missing(struct attach *a)
+{
+	const char *why = http_missing(a);
+
+	if (why)
+		return why;
+	if (!has_tracepoint(a, "syscalls", "sys_exit_close_range"))
+		return "this kernel has no close_range (5.9)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_for_each_map_elem, NULL) <=
+	    0)
+		return "ending a range of connections needs bpf_for_each_map_elem (5.13)";
+	return NULL;
+}
+
+static const char *dup2_missing(struct attach *a)
+{
+	const char *why = http_ends_missing(a);
+
+	if (why)
+		return why;
+	if (!has_tracepoint(a, "syscalls", "sys_exit_dup2"))
+		return "this architecture has no dup2 (dup3 stands in)";
+	return NULL;
+}
+
 static const struct group groups[] = {
 	{ "sched:process_exec/fork/exit",
 	  "exec, threads, children, exit",
@@ -282,6 +307,18 @@ static const struct group groups[] = {
 	  { "tp_req_read", "tp_req_recvfrom", "tp_req_readv", "tp_req_recvmsg", "tp_req_write",
 	    "tp_req_sendto", "tp_req_writev", "tp_req_sendmsg", "tp_req_sendfile", "tp_req_close",
 	    "tp_req_shutdown" },
+	  false,
+	  NULL },
+	{ "syscalls:http-ends",
+	  "HTTP connections ended by close_range, dup3 or the process's exit",
+	  http_ends_missing,
+	  { "tp_req_close_range", "tp_req_dup3", "tp_req_exit" },
+	  false,
+	  NULL },
+	{ "syscalls:dup2",
+	  "HTTP connections ended by dup2",
+	  dup2_missing,
+	  { "tp_req_dup2" },
 	  false,
 	  NULL },
 	{ "fentry:ttm",

@@ -916,6 +916,12 @@ test_fuzz_replay_short() {
 	"$GMT" record -o "$T/real.gmt" -q -- "$WL" --steps 4 --step-mib 2 --out /dev/null \
 		>/dev/null || return 1
 	python3 "$ROOT/tests/fuzz/corpus.py" "$T/corpus" "$T"/*.gmt || return 1
+	# what the fuzzer found before, fixed: each input run once
+	out=$(cd "$T" && timeout -k 5 60 "$ROOT/.output/tests/fuzz-replay" \
+		"$ROOT"/tests/fuzz/regressions/* 2>&1)
+	rc=$?
+	expect '[ $rc = 0 ]' "the inputs found before: $(grep -A 3 'ERROR\|runtime error' <<<"$out" | head -8)" ||
+		return 1
 	mkdir -p "$T/found"
 	out=$(cd "$T/found" && timeout -k 5 120 "$ROOT/.output/tests/fuzz-replay" -max_len=16384 \
 		-max_total_time=30 -print_final_stats=1 "$T/corpus" 2>&1)
@@ -974,4 +980,17 @@ test_http_peek_vectors_close_range_dup2() {
 		"ends: $(jq -c "[$q[] | .end]" "$T/gmt.out")" || return 1
 	node "$ROOT/tests/http/undump.mjs" "$T/e.gmt" >"$T/raw" || return 1
 	expect '! grep -qa "$secret" "$T/raw"' "the secret is nowhere in the recording"
+}
+
+# the tracer ignores SIGPIPE (its report may go to a closed pipe); a command
+# it starts must not inherit that, nor a blocked Ctrl-C
+test_spawned_command_has_default_signals() {
+	need_root
+	"$GMT" -q -- sh -c 'grep -E "^Sig(Ign|Blk)" /proc/self/status >"$0"' "$T/sig" >/dev/null ||
+		return 1
+	expect '[ -s "$T/sig" ]' "the command ran" || return 1
+	expect '[ $(( 0x$(awk "/^SigIgn/ { print \$2 }" "$T/sig") & 0x1000 )) = 0 ]' \
+		"SIGPIPE not ignored: $(cat "$T/sig")" || return 1
+	expect '[ $(( 0x$(awk "/^SigBlk/ { print \$2 }" "$T/sig") & 0x4002 )) = 0 ]' \
+		"SIGINT and SIGTERM not blocked: $(cat "$T/sig")"
 }

@@ -430,6 +430,8 @@ static int spawn(struct attach *a, char **argv, char *err, size_t size)
 		close(exec_err[0]);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* an ignored signal stays ignored across exec: ours must not */
+		signal(SIGPIPE, SIG_DFL);
 		if (read(gate[0], &c, 1) != 1)
 			_exit(127); /* the tracer gave up */
 		execvp(argv[0], argv);

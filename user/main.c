@@ -473,6 +473,7 @@ static int trace(const struct args *a)
 	struct attach *at = NULL;
 	char err[512], cmdline[4096];
 	int ret = 1, werr;
+	sigset_t stop;
 
 	if (attach__check_privileges(err, sizeof(err))) {
 		fprintf(stderr, "gpumemtrace: %s\n", err);
@@ -497,6 +498,12 @@ static int trace(const struct args *a)
 	}
 	if (a->verbose)
 		print_probes(at);
+	/* from the view on, Ctrl-C and SIGTERM wait for the collector's signalfd,
+	 * which ends the run with the terminal restored and the report printed */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	p.top = open_view(a, p.model, a->output, false);
 	co.ui_fd = top__fd(p.top);
 	co.ui = p.top ? pipeline_ui : NULL;

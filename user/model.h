@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "event.h"
 
 #define MODEL_NVML_DEVS 16
@@ -281,6 +282,17 @@ struct model {
 	__u64 lost[GMT_SRC_NR];
 	__u64 events, events_by_type[GMT_EV_MAX], unknown_events;
 };
+
+/* a + b, held at the ends of the range: sizes come from a trace file, which
+ * may be crafted, and a signed overflow is undefined */
+static inline __s64 model__add_sat(__s64 a, __s64 b)
+{
+	__s64 r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
 
 /* grow *arr (of `size`-byte elements) to hold at least n+1; -1 when out of memory */
 int model__grow(void **arr, size_t *cap, size_t n, size_t size);

@@ -112,9 +112,15 @@ static void series_set(struct series *s, __u64 ts, __s64 v)
 	s->p[s->n++] = (struct series_point){ ts, v };
 }
 
+/* a size as a signed count, held below what a crafted file could overflow */
+static __s64 bytes_of(__u64 size)
+{
+	return size > (1ull << 62) ? 1ll << 62 : (__s64)size;
+}
+
 static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
 {
-	st->live_bytes += bytes;
+	st->live_bytes = model__add_sat(st->live_bytes, bytes);
 	st->live += count;
 	if (st->live_bytes > st->peak_bytes)
 		st->peak_bytes = st->live_bytes;
@@ -144,7 +150,7 @@ static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, 
 						.api = l->api,
 						.kind = l->kind };
 	}
-	h->bytes += bytes;
+	h->bytes = model__add_sat(h->bytes, bytes);
 	series_set(&h->live, ts, h->bytes);
 }
 
@@ -245,8 +251,8 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 	g->exported += !!(e->flags & GMT_GF_EXPORT);
 	l = find(g, e->handle, kind_class(kind), e->api);
 	if (l) { /* a handle reused without a free we saw: the old one is gone */
-		account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
-		hold(g, l, e->hdr.ts_ns, -(__s64)l->size);
+		account(&g->st[l->api][l->kind], e->hdr.ts_ns, -bytes_of(l->size), -1);
+		hold(g, l, e->hdr.ts_ns, -bytes_of(l->size));
 		l->used = 2;
 		g->nr_live--;
 	}
@@ -264,8 +270,8 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 				      .kind = kind,
 				      .cls = kind_class(kind),
 				      .used = 1 };
-	account(st, e->hdr.ts_ns, e->size, 1);
-	hold(g, l, e->hdr.ts_ns, e->size);
+	account(st, e->hdr.ts_ns, bytes_of(e->size), 1);
+	hold(g, l, e->hdr.ts_ns, bytes_of(e->size));
 	(void)m;
 }
 
@@ -284,8 +290,8 @@ static void on_free(struct model_gpu *g, const struct gmt_gpu_call *e)
 	}
 	g->st[l->api][l->kind].frees++;
 	g->st[l->api][l->kind].freed_bytes += l->size;
-	account(&g->st[l->api][l->kind], e->hdr.ts_ns, -(__s64)l->size, -1);
-	hold(g, l, e->hdr.ts_ns, -(__s64)l->size);
+	account(&g->st[l->api][l->kind], e->hdr.ts_ns, -bytes_of(l->size), -1);
+	hold(g, l, e->hdr.ts_ns, -bytes_of(l->size));
 	l->used = 2;
 	g->nr_live--;
 }

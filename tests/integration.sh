@@ -994,3 +994,23 @@ test_spawned_command_has_default_signals() {
 	expect '[ $(( 0x$(awk "/^SigBlk/ { print \$2 }" "$T/sig") & 0x4002 )) = 0 ]' \
 		"SIGINT and SIGTERM not blocked: $(cat "$T/sig")"
 }
+
+# a group loaded against the feature probes' advice (GMT_FORCE_GROUPS): when
+# the kernel refuses it (this locked-down kernel refuses fexit), it is listed
+# as skipped with the kernel's reason, and everything else runs
+test_refused_group_is_skipped_and_the_rest_runs() {
+	need_root
+	local st
+	GMT_FORCE_GROUPS=fexit:handle_mm_fault "$GMT" --json -- "$WL" --steps 4 --step-mib 2 \
+		--out "$T/wl.json" >"$T/r.json" 2>"$T/err" || return 1
+	st=$(jqr '.probes[] | select(.name == "fexit:handle_mm_fault") | .status' "$T/r.json")
+	expect '[ "$st" = attached ] || { [ "$st" = skipped ] &&
+		jqr ".probes[] | select(.name == \"fexit:handle_mm_fault\") | .reason" "$T/r.json" |
+		grep -q "the kernel refused fexit_handle_mm_fault"; }' \
+		"$(jq -c '.probes[] | select(.name == "fexit:handle_mm_fault")' "$T/r.json")" || return 1
+	expect '[ "$(jqr ".probes[] | select(.name == \"syscalls:mmap/munmap/mremap/brk\") | .status" "$T/r.json")" = attached ]' \
+		"the rest attached" || return 1
+	expect '! grep -q "BEGIN PROG LOAD LOG\|failed to load" "$T/err"' \
+		"no verifier log without -v: $(head -3 "$T/err")" || return 1
+	check_growth "$T/r.json" "$T/wl.json"
+}

@@ -473,15 +473,35 @@ int attach__release(struct attach *a, char *err, size_t size)
 	return 0;
 }
 
+/* the program the kernel refused in the last load, from libbpf's words */
+static char refused_prog[64], refused_why[96];
+static bool verbose_log;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	(void)level;
-	return vfprintf(stderr, fmt, args);
-}
+	char line[512];
+	const char *q;
+	va_list copy;
 
-static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG && !verbose_log)
+		return 0;
+	va_copy(copy, args);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	/* "prog 'NAME': BPF program load failed: REASON" */
+	q = strstr(line, "prog '");
+	if (q && strstr(q, "': BPF program load failed")) {
+		snprintf(refused_prog, sizeof(refused_prog), "%.*s", (int)strcspn(q + 6, "'"),
+			 q + 6);
+		q = strstr(q, "load failed: ");
+		snprintf(refused_why, sizeof(refused_why), "%.*s",
+			 q ? (int)strcspn(q + 13, "\n") : 0, q ? q + 13 : "");
+	}
+	/* a refused program's group is listed as skipped with the reason; its
+	 * verifier log is for -v */
+	if (!verbose_log && (q || strstr(line, "failed to load object") ||
+			     strstr(line, "failed to load BPF skeleton") ||
+			     strstr(line, "permission error while running as root")))
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -491,6 +511,19 @@ static struct bpf_program *prog(struct attach *a, const char *name)
 	return bpf_object__find_program_by_name(a->skel->obj, name);
 }
 
+/* GMT_FORCE_GROUPS: names of groups to load whatever the feature probes
+ * say, so that what the kernel itself then says can be seen (and tested) */
+static bool forced(const char *name)
+{
+	const char *f = getenv("GMT_FORCE_GROUPS"), *at;
+	size_t n = strlen(name);
+
+	for (at = f ? strstr(f, name) : NULL; at; at = strstr(at + 1, name))
+		if ((at == f || at[-1] == ',') && (at[n] == ',' || !at[n]))
+			return true;
+	return false;
+}
+
 /* decide what loads: a group whose kernel feature is missing does not */
 static void plan_groups(struct attach *a, const char **why)
 {
@@ -498,7 +531,7 @@ static void plan_groups(struct attach *a, const char **why)
 	size_t g, i;
 
 	for (g = 0; g < NR_GROUPS; g++) {
-		why[g] = groups[g].missing(a);
+		why[g] = forced(groups[g].name) ? NULL : groups[g].missing(a);
 		for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
 			if ((p = prog(a, groups[g].progs[i])))
 				bpf_program__set_autoload(p, !why[g]);
@@ -588,17 +621,78 @@ static void prune_probes(struct attach *a)
 		drop_probe(a, "fentry:ttm_mem_evict_first");
 }
 
+/* the group a program belongs to; NR_GROUPS for none */
+static size_t group_of(const char *name)
+{
+	size_t g, i;
+
+	for (g = 0; name[0] && g < NR_GROUPS; g++)
+		for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
+			if (!strcmp(groups[g].progs[i], name))
+				return g;
+	return NR_GROUPS;
+}
+
+static void skip_group(struct attach *a, size_t g, const char **why, const char *reason)
+{
+	struct bpf_program *p;
+	size_t i;
+
+	why[g] = reason;
+	for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
+		if ((p = prog(a, groups[g].progs[i])))
+			bpf_program__set_autoload(p, false);
+}
+
+static int open_and_load(struct attach *a, const struct attach_opts *o, const char **why,
+			 char (*refused)[240]);
+
+/* Load what this kernel has. A group the kernel refuses anyway (its
+ * verifier, a hook it will not take) is listed as skipped with the reason,
+ * and the rest is loaded again without it. */
 static int load(struct attach *a, const struct attach_opts *o, char *err, size_t size)
 {
-	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
+	char refused[NR_GROUPS][240] = { 0 };
 	const char *why[NR_GROUPS];
+	size_t g;
 	int e;
 
-	a->skel = gmt_bpf__open();
-	if (!a->skel) {
-		snprintf(err, size, "opening the BPF object failed: %s", strerror(errno));
-		return -errno;
+	for (;;) {
+		e = open_and_load(a, o, why, refused);
+		if (!e)
+			break;
+		g = group_of(refused_prog);
+		gmt_bpf__destroy(a->skel);
+		a->skel = NULL;
+		if (g == NR_GROUPS || refused[g][0]) {
+			snprintf(
+				err, size,
+				"loading the BPF programs failed: %s (run with -v for the verifier "
+				"log)",
+				strerror(-e));
+			return e;
+		}
+		/* that group is listed as skipped, and the rest loads without it */
+		snprintf(refused[g], sizeof(refused[g]), "the kernel refused %s: %s (-v shows why)",
+			 refused_prog, refused_why[0] ? refused_why : strerror(-e));
+		refused_prog[0] = 0;
 	}
+	for (g = 0; g < NR_GROUPS; g++)
+		attach_group(a, g, why[g]);
+	prune_probes(a);
+	add_probe(a, GMT_PROBE_ATTACHED, "/proc/PID/status", "truth counters every interval", NULL);
+	return 0;
+}
+
+static int open_and_load(struct attach *a, const struct attach_opts *o, const char **why,
+			 char (*refused)[240])
+{
+	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
+	size_t g;
+
+	a->skel = gmt_bpf__open();
+	if (!a->skel)
+		return -errno;
 	a->skel->rodata->targ_tgid = a->pid;
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	a->skel->rodata->follow_forks = o->follow_forks;
@@ -608,18 +702,10 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;
 	bpf_map__set_max_entries(a->skel->maps.events, ringbuf);
 	plan_groups(a, why);
-	e = gmt_bpf__load(a->skel);
-	if (e) {
-		snprintf(err, size,
-			 "loading the BPF programs failed: %s (run with -v for the verifier log)",
-			 strerror(-e));
-		return e;
-	}
-	for (size_t g = 0; g < NR_GROUPS; g++)
-		attach_group(a, g, why[g]);
-	prune_probes(a);
-	add_probe(a, GMT_PROBE_ATTACHED, "/proc/PID/status", "truth counters every interval", NULL);
-	return 0;
+	for (g = 0; g < NR_GROUPS; g++)
+		if (refused[g][0])
+			skip_group(a, g, why, refused[g]);
+	return gmt_bpf__load(a->skel);
 }
 
 struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
@@ -631,7 +717,8 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
 		return NULL;
 	}
 	a->gate = a->exec_err = a->pidfd = -1;
-	libbpf_set_print(o->verbose ? libbpf_print : libbpf_print_warn);
+	verbose_log = o->verbose;
+	libbpf_set_print(libbpf_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(err, size,
 			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): gpumemtrace needs a "

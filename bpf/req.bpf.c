@@ -214,10 +214,13 @@ static long pipe_byte(__u64 i, struct pipe_ctx *ctx)
 
 /* the first bytes of a read or write, no more than were transferred: a
  * fixed-size read past them could fail at the end of a mapping */
-static __always_inline void copy_start(struct scan *s, __u64 buf, long ret, __u32 max)
+static __always_inline void copy_start(struct scan *s, __u64 buf, __u64 len, __u32 max)
 {
-	__u32 n = ret < max ? ret : max;
+	__u64 n = len < max ? len : max;
 
+	/* clamped again right before the read: older verifiers (6.1) lose
+	 * the bound of a value the compiler kept from the first clamp */
+	asm volatile("" : "+r"(n));
 	if (n > HDR_SCAN)
 		n = HDR_SCAN;
 	s->len = n;

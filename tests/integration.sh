@@ -1014,3 +1014,26 @@ test_refused_group_is_skipped_and_the_rest_runs() {
 		"no verifier log without -v: $(head -3 "$T/err")" || return 1
 	check_growth "$T/r.json" "$T/wl.json"
 }
+
+# the runner itself: a test that leaves a detached child holding its output,
+# and one that hangs, end in their time limit; nothing of theirs outlives them
+test_runner_leaves_nothing_behind() {
+	local mark=gmt-runner-mark-$RANDOM$RANDOM t0
+	cat >"$T/t.sh" <<TESTS
+test_leaves_a_child() {
+	setsid sh -c 'exec -a $mark sleep 300' &
+	echo "# left a child"
+	return 1
+}
+test_hangs() {
+	exec -a $mark-hang sleep 300
+}
+TESTS
+	t0=$SECONDS
+	GMT_TEST_FILES="$T/t.sh" GMT_TEST_TIMEOUT=3 timeout 60 "$ROOT/tests/run.sh" test_ \
+		>"$T/out" 2>&1
+	expect '(( SECONDS - t0 < 30 ))' "the run ended in $((SECONDS - t0)) s" || return 1
+	expect 'grep -q "^0 passed, 2 failed, 0 skipped" "$T/out"' "$(tail -3 "$T/out")" || return 1
+	expect 'grep -q "not ok test_hangs - timed out" "$T/out"' "the hang timed out" || return 1
+	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
+}

@@ -44,15 +44,46 @@ run_unit "$ROOT/.output/tests/unit-asan" asan_
 
 # integration tests: each function test_* in tests/integration.sh, in its own
 # shell and temporary directory, with a time limit so a hang is a failure
-files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh")
+# GMT_TEST_FILES, GMT_TEST_TIMEOUT: other test files and time limit (the
+# runner's own test uses them)
+if [ -n "${GMT_TEST_FILES:-}" ]; then
+	read -r -a files <<<"$GMT_TEST_FILES"
+else
+	files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh")
+fi
+export GMT_TEST_FILES="${files[*]}"
+limit=${GMT_TEST_TIMEOUT:-240}
 names=$(grep -ho '^test_[a-z0-9_]*' "${files[@]}")
+# Each test runs in a cgroup of its own where the kernel has cgroup v2, so
+# that everything it started is killed when it ends, pass or fail, however
+# it detached; its output goes to a file, which no leftover can hold open.
+cg_root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+end_test() { # end_test CGROUP TMP: kill what the test left, then its files
+	local i
+	if [ -n "$1" ] && [ -e "$1/cgroup.kill" ]; then
+		echo 1 >"$1/cgroup.kill"
+		for ((i = 0; i < 50; i++)); do
+			[ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && break
+			read -r -t 0.1 <> <(:) || true
+		done
+		rmdir "$1" 2>/dev/null
+	fi
+	pkill -f "$2" 2>/dev/null
+	rm -rf "$2" "$2.out"
+}
+
 for name in $names; do
 	[ -n "$pattern" ] && [[ $name != *"$pattern"* ]] && continue
 	tmp=$(mktemp -d /tmp/gmt-test.XXXXXX)
-	out=$(cd "$tmp" && T=$tmp timeout -k 5 240 bash -c \
-		'source "$ROOT/tests/lib.sh"; for f in "$ROOT"/tests/{integration,scenarios,server}.sh; '`
-		`'do source "$f"; done; '"$name" 2>&1)
+	cg=""
+	if [ -n "$cg_root" ] && mkdir "$cg_root/${tmp##*/}" 2>/dev/null; then
+		cg=$cg_root/${tmp##*/}
+	fi
+	(cd "$tmp" && T=$tmp CG=$cg timeout -k 5 "$limit" bash -c \
+		'[ -z "$CG" ] || echo $$ >"$CG/cgroup.procs"; source "$ROOT/tests/lib.sh"; '`
+		`'for f in $GMT_TEST_FILES; do source "$f"; done; '"$name" >"$tmp.out" 2>&1 </dev/null)
 	rc=$?
+	out=$(cat "$tmp.out")
 	printf '%s\n' "$out" | grep '^#' || true
 	case $rc in
 	0) tally <<<"ok $name" ;;
@@ -60,9 +91,7 @@ for name in $names; do
 	124 | 137) tally <<<"not ok $name - timed out" ;;
 	*) tally <<<"not ok $name" ;;
 	esac
-	# leave no stray processes or files behind
-	pkill -f "$tmp" 2>/dev/null
-	rm -rf "$tmp"
+	end_test "$cg" "$tmp"
 done
 
 if [ ${#failures[@]} -gt 0 ]; then

@@ -1037,3 +1037,47 @@ TESTS
 	expect 'grep -q "not ok test_hangs - timed out" "$T/out"' "the hang timed out" || return 1
 	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
 }
+
+# the tracer killed outright while recording: what reached the file replays
+# (it is written at least every second), the growth made before included
+test_sigkill_while_recording_keeps_what_was_written() {
+	need_root
+	local i grown=0
+	mkfifo "$T/hold"
+	start_workload --steps 4 --step-mib 8 --hold "$T/hold"
+	start_tracer record -o "$T/k.gmt" -p "$WL_PID" || return 1
+	release_workload
+	# until the growth is in the file (blocks go out within a second)
+	for ((i = 0; i < 100; i++)); do
+		grown=$("$GMT" replay --json "$T/k.gmt" 2>/dev/null |
+			jq '.processes[0].rss.anon.change_bytes // 0')
+		((grown * 100 >= 32 * MIB * 98)) && break
+		read -r -t 0.1 <> <(:) || true
+	done
+	kill -KILL "$GMT_PID"
+	wait "$GMT_PID"
+	exec 3<&-
+	echo go >"$T/hold"
+	expect '((grown * 100 >= 32 * MIB * 98))' "the growth reached the file: $grown" || return 1
+	"$GMT" replay --json "$T/k.gmt" >"$T/r.json" 2>"$T/err" || return 1
+	check_growth "$T/r.json" "$T/wl.json"
+}
+
+# -o on a full file system: a clear message, the report still printed, and
+# what was written replays
+test_full_disk_under_output() {
+	need_root
+	mkdir "$T/full"
+	mount -t tmpfs -o size=4k tmpfs "$T/full" || return 1
+	"$GMT" record -o "$T/full/x.gmt" -q -- "$WL" --steps 300 --step-mib 1 --out /dev/null \
+		>"$T/r.txt" 2>"$T/err"
+	expect 'grep -q "writing $T/full/x.gmt failed (No space left on device): the file holds what was written before" "$T/err"' \
+		"the message: $(cat "$T/err")" || { umount "$T/full"; return 1; }
+	expect 'grep -q "^Verdicts" "$T/r.txt"' "the report printed" || { umount "$T/full"; return 1; }
+	"$GMT" replay "$T/full/x.gmt" >"$T/replay.txt" 2>/dev/null
+	expect 'grep -q "file is truncated\|^Events: [1-9]" "$T/replay.txt"' \
+		"what was written replays: $(tail -3 "$T/replay.txt")"
+	local rc=$?
+	umount "$T/full"
+	return $rc
+}

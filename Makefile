@@ -126,10 +126,16 @@ $(OUTPUT)/tests/gpuwork: tests/gpuwork.c | $(OUTPUT)/tests
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -ldl -o $@
 
 # stand-ins for libcuda.so.1 and libamdhip64.so, in a folder of their own
-FAKE_LIBS := $(OUTPUT)/tests/fake/libcuda.so.1 $(OUTPUT)/tests/fake/libamdhip64.so
+FAKE_LIBS := $(OUTPUT)/tests/fake/libcuda.so.1 $(OUTPUT)/tests/fake/libamdhip64.so \
+	$(OUTPUT)/tests/fake/vkdriver.so
 $(OUTPUT)/tests/fake/libcuda.so.1: tests/fake/cuda.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
+
+# a planted Vulkan "driver" that records who loaded it
+$(OUTPUT)/tests/fake/vkdriver.so: tests/fake/vkdriver.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared $< -ldl -o $@
 
 $(OUTPUT)/tests/fake/libamdhip64.so: tests/fake/hip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)

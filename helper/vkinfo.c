@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,29 +40,92 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* as the target: its mount namespace, its user */
+#define NOBODY 65534
+
+static int enter_ns(const char *pid, const char *name, int type)
+{
+	char path[64], self[64], a[64] = "", b[64] = "";
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, name);
+	snprintf(self, sizeof(self), "/proc/self/ns/%s", name);
+	if (readlink(path, a, sizeof(a) - 1) < 0 || readlink(self, b, sizeof(b) - 1) < 0)
+		return -1;
+	if (!strcmp(a, b))
+		return 0; /* already there */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = setns(fd, type);
+	close(fd);
+	return r;
+}
+
+/* the target's supplementary groups (its access to /dev/dri, say) */
+static int target_groups(const char *pid, gid_t *g, int max)
+{
+	char path[64], line[1024], *p, *end;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Groups:", 7))
+			for (p = line + 7; n < max; p = end) {
+				unsigned long v = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				if (v)
+					g[n++] = v;
+			}
+	fclose(f);
+	return n;
+}
+
+/* As the target, with no more than it has: its mount namespace and root,
+ * its user, or nobody where it is root (a driver from a container's file
+ * system never runs as the host's root), its groups, no capabilities, and no
+ * way to gain any (no_new_privs). The ids are read before the namespace is
+ * entered: /proc shows them as the host sees them, which is what setuid
+ * takes here; a target in a user namespace of its own runs as the host uid
+ * its ids map to, which is all it has on the host. */
 static int become_target(const char *pid)
 {
 	char path[64];
 	struct stat st;
-	int fd;
+	gid_t groups[64];
+	int n, root;
 
-	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* fails (harmlessly) when it is already ours and we lack the right */
-		if (setns(fd, CLONE_NEWNS) == 0 && chdir("/"))
-			return -1;
-		close(fd);
-	}
 	snprintf(path, sizeof(path), "/proc/%s", pid);
 	if (stat(path, &st))
 		return -1;
-	if (geteuid() == 0 && st.st_uid != 0) {
-		if (setgroups(0, NULL) || setgid(st.st_gid) || setuid(st.st_uid))
-			return -1;
+	n = target_groups(pid, groups, 64);
+	if (st.st_uid == 0 || st.st_gid == 0) {
+		st.st_uid = NOBODY;
+		st.st_gid = NOBODY;
 	}
-	return 0;
+	/* its root (a chroot, a container's), taken before the namespace: the
+	 * /proc there may not show this pid */
+	snprintf(path, sizeof(path), "/proc/%s/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	/* the namespace and the root before the ids: they need our privileges */
+	if (enter_ns(pid, "mnt", CLONE_NEWNS) || fchdir(root) || chroot(".") || chdir("/")) {
+		close(root);
+		return -1;
+	}
+	close(root);
+	if (setgroups(n, groups) || setgid(st.st_gid) || setuid(st.st_uid))
+		return -1;
+	/* setuid away from root cleared the capabilities; nothing gets them back */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return getuid() && geteuid() ? 0 : -1;
 }
 
 /* the file offset of code at `p`, from our own maps */

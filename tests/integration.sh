@@ -1081,3 +1081,70 @@ test_full_disk_under_output() {
 	umount "$T/full"
 	return $rc
 }
+
+# A root target in a mount namespace of its own loads a planted "driver";
+# gpumemtrace's helper, which loads the drivers it finds to ask them where
+# their entry points are, must run it with no more than the target may
+# have: never as the host's root, no capabilities, no new privileges.
+test_helper_never_runs_target_code_as_root() {
+	need_root
+	local rec pid
+	chmod 0755 "$T" # the helper, nobody here, reads the driver as anyone may
+	mkdir -m 0777 "$T/drv"
+	cp "$FAKE/vkdriver.so" "$T/drv/libvk_planted.so"
+	chmod 0755 "$T/drv/libvk_planted.so"
+	touch "$T/drv/record.txt"
+	chmod 0666 "$T/drv/record.txt" # whoever loads it may write here
+	mkfifo "$T/ready" "$T/hold"
+	unshare -m python3 -c 'import ctypes, sys
+ctypes.CDLL(sys.argv[1])
+open(sys.argv[2], "w").write("ready\n")
+open(sys.argv[3]).read()' "$T/drv/libvk_planted.so" "$T/ready" "$T/hold" &
+	pid=$!
+	read -r _ <"$T/ready"
+	pid=$(pgrep -P "$pid" python3 || echo "$pid")
+	start_tracer --json -p "$pid" || return 1
+	kill -INT "$GMT_PID"
+	wait_tracer
+	echo go >"$T/hold"
+	expect 'grep -q "^Name:.*gpumemtrace-vk" "$T/drv/record.txt"' \
+		"the helper loaded the driver: $(cat "$T/drv/record.txt" 2>/dev/null)" || return 1
+	rec=$(awk '/^Name:.*gpumemtrace-vk/ { on = 1 } on { print } /^--/ { on = 0 }' "$T/drv/record.txt")
+	expect '[ "$(awk "/^Uid:/ { print \$3 }" <<<"$rec")" != 0 ]' "not as root: $rec" || return 1
+	expect '[ "$(awk "/^CapEff:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ] &&
+		[ "$(awk "/^CapPrm:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ]' \
+		"no capabilities: $rec" || return 1
+	expect '[ "$(awk "/^NoNewPrivs:/ { print \$2 }" <<<"$rec")" = 1 ]' "no new privileges: $rec"
+}
+
+# the same in a chroot (same mount namespace, another root): the helper finds
+# the driver where the target does, in its root, and still runs it as nobody
+test_helper_finds_a_driver_in_the_target_root() {
+	need_root
+	local r=$T/root rec pid lib
+	chmod 0755 "$T"
+	mkdir -p "$r/drv" "$r/lib64" "$r/bin"
+	chmod 0777 "$r/drv"
+	for lib in $(ldd "$ROOT/.output/tests/dlhold" | grep -o '/[^ ]*'); do
+		mkdir -p "$r$(dirname "$lib")"
+		cp "$lib" "$r$lib"
+	done
+	cp "$ROOT/.output/tests/dlhold" "$r/bin/"
+	cp "$FAKE/vkdriver.so" "$r/drv/libvk_planted.so"
+	touch "$r/drv/record.txt"
+	chmod 0666 "$r/drv/record.txt"
+	mkfifo "$r/ready" "$r/hold"
+	chroot "$r" /bin/dlhold /drv/libvk_planted.so /ready /hold &
+	pid=$!
+	read -r _ <"$r/ready"
+	start_tracer --json -p "$pid" || return 1
+	kill -INT "$GMT_PID"
+	wait_tracer
+	echo go >"$r/hold"
+	rec=$(awk '/^Name:.*gpumemtrace-vk/ { on = 1 } on { print } /^--/ { on = 0 }' "$r/drv/record.txt")
+	expect '[ -n "$rec" ]' "the helper loaded the driver in the target's root: $(cat "$r/drv/record.txt")" ||
+		return 1
+	expect '[ "$(awk "/^Uid:/ { print \$3 }" <<<"$rec")" != 0 ] &&
+		[ "$(awk "/^CapEff:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ]' \
+		"as nobody, with no capabilities: $rec"
+}

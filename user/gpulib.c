@@ -16,6 +16,7 @@
 #include "elfsym.h"
 #include "gpufuncs.h"
 #include "gpulib.h"
+#include "procfs.h"
 
 #define HELPER "gpumemtrace-vkinfo"
 #define HELPER_TIMEOUT_MS 20000
@@ -249,9 +250,28 @@ static void emit_device(struct gpulib *g, struct gmt_gpu_device *d)
 
 /* run the helper on a driver the target mapped; plans its entry points and
  * emits its devices. NULL, or why it could not. */
+/* a path as /proc/PID/maps shows it to us, as the target itself names it:
+ * without its root's prefix when it runs in a chroot below ours */
+static const char *in_target_root(__u32 pid, const char *path, char *buf, size_t size)
+{
+	char link[64], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/root", pid);
+	n = readlink(link, root, sizeof(root) - 1);
+	if (n <= 1 || root[0] != '/')
+		return path; /* "/", or not readable */
+	root[n] = 0;
+	if (strncmp(path, root, n) || path[n] != '/')
+		return path;
+	snprintf(buf, size, "%s", path + n);
+	return buf;
+}
+
 static const char *ask_driver(struct gpulib *g, __u32 pid, const char *path, __u64 dev, __u64 ino,
 			      struct plan *p, char *why, size_t size)
 {
+	char own[PATH_MAX];
 	int out[2], status, got = 0;
 	char pidstr[16], line[512], *base;
 	struct gmt_gpu_device d = {};
@@ -281,7 +301,8 @@ static const char *ask_driver(struct gpulib *g, __u32 pid, const char *path, __u
 			dup2(null, 0);
 			dup2(null, 2);
 		}
-		execl(g->helper, g->helper, "--pid", pidstr, path, (char *)NULL);
+		execl(g->helper, g->helper, "--pid", pidstr,
+		      in_target_root(pid, path, own, sizeof(own)), (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
@@ -369,9 +390,10 @@ static unsigned int role_api(enum role r)
 
 /* Look at one file; attach when it is a GPU library. `open_path` is how we
  * reach it, `path` what the target calls it; pid is 0 before it is mapped. */
-static void consider(struct gpulib *g, __u32 pid, const char *open_path, const char *path)
+static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 root,
+		     const char *path)
 {
-	char why[160] = "", what[64], reason[160];
+	char why[160] = "", what[64], reason[160], by_fd[64];
 	const char *err = NULL, *base;
 	__u64 offs[NR_MARKERS], dev, ino;
 	struct plan p = {};
@@ -380,7 +402,8 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 	size_t i;
 	int fd, failed = 0;
 
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	/* no open_path: the file as `root` sees it, never leaving its root */
+	fd = open_path ? open(open_path, O_RDONLY | O_CLOEXEC) : procfs__open_in_root(root, path);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !remember(g, st.st_dev, st.st_ino)) {
@@ -413,12 +436,14 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 		plan_llama(&p, fd);
 	else
 		plan_exports(&p, fd, role_api(role));
-	close(fd);
 	if (role == R_VK_ICD)
 		err = ask_driver(g, pid, path, dev, ino, &p, why, sizeof(why));
+	/* the uprobes go on the very file opened, not on what a path names */
+	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", fd);
 	for (i = 0; i < p.n; i++)
-		if (attach_func(g, open_path, p.off[i], p.func[i]))
+		if (attach_func(g, by_fd, p.off[i], p.func[i]))
 			failed++;
+	close(fd);
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	snprintf(what, sizeof(what), "%s: %zu functions", role_what(role), p.n - failed);
@@ -449,15 +474,17 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, const c
 
 void gpulib__preattach(struct gpulib *g)
 {
-	char path[PATH_MAX], open_path[PATH_MAX + 32];
+	char path[PATH_MAX];
 	size_t d, n;
+	int fd;
 
 	for (n = 0; n < sizeof(lib_names) / sizeof(lib_names[0]); n++)
 		for (d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
 			snprintf(path, sizeof(path), "%s/%s", lib_dirs[d], lib_names[n]);
-			snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", g->o.pid, path);
-			if (!access(open_path, R_OK)) {
-				consider(g, 0, open_path, path);
+			fd = procfs__open_in_root(g->o.pid, path);
+			if (fd >= 0) {
+				close(fd);
+				consider(g, 0, NULL, g->o.pid, path);
 				break;
 			}
 		}
@@ -497,9 +524,7 @@ void gpulib__scan(struct gpulib *g, __u32 pid)
 		/* map_files reaches the very file mapped, in any mount namespace */
 		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", pid, start,
 			 end);
-		if (access(open_path, R_OK))
-			snprintf(open_path, sizeof(open_path), "/proc/%u/root%s", pid, path);
-		consider(g, pid, open_path, path);
+		consider(g, pid, access(open_path, R_OK) ? NULL : open_path, pid, path);
 	}
 	fclose(f);
 }

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include "event.h"
 #include "procfs.h"
 
@@ -22,6 +26,22 @@ void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
 	for (i = 0; i + 1 < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
+}
+
+int procfs__open_in_root(__u32 pid, const char *path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char root[64];
+	int dir, fd;
+
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	fd = syscall(SYS_openat2, dir, path, &how, sizeof(how));
+	close(dir);
+	return fd;
 }
 
 size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size)

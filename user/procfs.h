@@ -11,6 +11,10 @@
  * empty when it cannot be read */
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size);
 
+/* a file as process pid sees it (an absolute path in its root), opened for
+ * reading without ever leaving that root (openat2 RESOLVE_IN_ROOT: a
+ * symlink in a container cannot lead to the host's files); -1 on error */
+int procfs__open_in_root(__u32 pid, const char *path);
 /* /proc/PID/NAME as it is (NULs kept); its length, 0 when it cannot be read */
 size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size);
 /* a command line (arguments joined by spaces) with the values of options

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "procfs.h"
 #include "symbolize.h"
 
 struct elf_sym {
@@ -250,8 +251,9 @@ static void read_best_symtab(struct elf_file *ef, Elf *elf)
 
 /* a separate debug file's .symtab, for a stripped file: by build id under
  * the debug directory, then by .gnu_debuglink beside the file, in .debug/
- * and under the debug directory (as gdb looks). `root` is the target's. */
-static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf, const char *root,
+ * and under the debug directory (as gdb looks), in the root of process
+ * `root` (0: our own). */
+static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf, __u32 root,
 			    const char *path)
 {
 	char id[128], name[256], dir[2048], cand[3][6600];
@@ -259,15 +261,16 @@ static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
 	size_t i, n = 0;
 
 	if (build_id(elf, id, sizeof(id)))
-		snprintf(cand[n++], sizeof(cand[0]), "%s%s/.build-id/%.2s/%s.debug", root,
-			 s->debug_dir, id, id + 2);
+		snprintf(cand[n++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", s->debug_dir, id,
+			 id + 2);
 	if (slash && debuglink(elf, name, sizeof(name))) {
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-		snprintf(cand[n++], sizeof(cand[0]), "%s%s/%s", root, dir, name);
-		snprintf(cand[n++], sizeof(cand[0]), "%s%s/.debug/%s", root, dir, name);
+		snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, name);
+		snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
 	}
 	for (i = 0; i < n; i++) {
-		int fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		int fd = root ? procfs__open_in_root(root, cand[i]) :
+				open(cand[i], O_RDONLY | O_CLOEXEC);
 		Elf *d;
 
 		if (fd < 0)
@@ -286,7 +289,7 @@ static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
 
 /* .symtab when the file has one (not stripped), else a separate debug
  * file's, else .dynsym */
-static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd, const char *root,
+static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd, __u32 root,
 		     const char *path)
 {
 	GElf_Shdr sh;
@@ -343,15 +346,13 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	if (fd < 0)
+		fd = procfs__open_in_root(pid, m->path);
 	if (fd < 0)
 		fd = open_same_file(m); /* the process is gone: try our own view */
 	if (fd >= 0) {
 		snprintf(path, sizeof(path), "/proc/%u/root", pid);
-		load_elf(s, ef, fd, access(path, F_OK) ? "" : path, m->path);
+		load_elf(s, ef, fd, access(path, F_OK) ? 0 : pid, m->path);
 		close(fd);
 	}
 	ef->next = s->files;

@@ -12,7 +12,7 @@ cache=${GMT_CACHE:-/var/cache/gpumemtrace}
 pkgs="make gcc g++ clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
 qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
-libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev"
+libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev"
 
 major() { "$1" -e 'console.log(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
 

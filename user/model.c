@@ -94,12 +94,10 @@ struct model *model__new(void)
 
 struct model_proc *model__proc(const struct model *m, __u32 pid)
 {
-	size_t i;
+	struct model_proc *p;
 
-	for (i = 0; i < m->nr_procs; i++)
-		if (m->procs[i]->pid == pid)
-			return m->procs[i];
-	return NULL;
+	HASH_FIND(hh, m->by_pid, &pid, sizeof(pid), p);
+	return p;
 }
 
 static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
@@ -117,6 +115,7 @@ static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
 	p->first_ts = ts;
 	p->threads = p->threads_peak = 1;
 	m->procs[m->nr_procs++] = p;
+	HASH_ADD(hh, m->by_pid, pid, sizeof(p->pid), p);
 	return p;
 }
 
@@ -663,6 +662,7 @@ void model__free(struct model *m)
 
 	if (!m)
 		return;
+	HASH_CLEAR(hh, m->by_pid);
 	for (i = 0; i < m->nr_procs; i++)
 		proc_free(m->procs[i]);
 	for (i = 0; i < m->nr_stacks; i++) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uthash.h>
 #include "event.h"
 
 #define MODEL_NVML_DEVS 16
@@ -33,6 +34,7 @@ struct model_mapping {
 };
 
 struct model_proc {
+	UT_hash_handle hh; /* in model.by_pid */
 	__u32 pid, ppid;
 	char comm[GMT_COMM_LEN];
 	char exe[GMT_PATH_LEN];
@@ -260,6 +262,7 @@ struct model {
 	size_t nr_probes, probes_cap;
 	struct model_proc **procs;
 	size_t nr_procs, procs_cap;
+	struct model_proc *by_pid; /* the same, by pid (uthash) */
 	struct model_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 

@@ -195,12 +195,13 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 {
 	char a[32], b[32], c[32], d[32], e[32];
 	struct category col[MAX_COLS];
-	size_t i, k, from, nc = columns(m, p, fs, col);
 	struct req_delta dl;
+	size_t i, k, from, nc;
 	double x, y;
 
 	if (!p->nr_reqs && !p->tls_conns)
 		return;
+	nc = columns(m, p, fs, col);
 	fprintf(out, "\nHTTP requests of pid %u (%s): %zu", p->pid, p->comm[0] ? p->comm : "?",
 		p->nr_reqs);
 	if (p->tls_conns)

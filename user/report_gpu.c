@@ -29,7 +29,7 @@ __s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR])
 	for (unsigned int a = 0; a < GMT_API_NR; a++)
 		for (unsigned int k = 0; k < GMT_GK_NR; k++)
 			if (model_gpu__holds_memory(k))
-				t += live[a][k];
+				t = model__add_sat(t, live[a][k]);
 	return t;
 }
 

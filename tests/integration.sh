@@ -1019,16 +1019,17 @@ test_refused_group_is_skipped_and_the_rest_runs() {
 # and one that hangs, end in their time limit; nothing of theirs outlives them
 test_runner_leaves_nothing_behind() {
 	local mark=gmt-runner-mark-$RANDOM$RANDOM t0
-	cat >"$T/t.sh" <<TESTS
-test_leaves_a_child() {
-	setsid sh -c 'exec -a $mark sleep 300' &
-	echo "# left a child"
-	return 1
-}
-test_hangs() {
-	exec -a $mark-hang sleep 300
-}
-TESTS
+	# indented, so that the runner does not take these for its own tests
+	cat >"$T/t.sh" <<-TESTS
+		test_leaves_a_child() {
+			setsid sh -c 'exec -a $mark sleep 300' &
+			echo "# left a child"
+			return 1
+		}
+		test_hangs() {
+			exec -a $mark-hang sleep 300
+		}
+	TESTS
 	t0=$SECONDS
 	GMT_TEST_FILES="$T/t.sh" GMT_TEST_TIMEOUT=3 timeout 60 "$ROOT/tests/run.sh" test_ \
 		>"$T/out" 2>&1

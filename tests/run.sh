@@ -53,7 +53,7 @@ else
 fi
 export GMT_TEST_FILES="${files[*]}"
 limit=${GMT_TEST_TIMEOUT:-240}
-names=$(grep -ho '^test_[a-z0-9_]*' "${files[@]}")
+names=$(sed -n 's/^\(test_[a-z0-9_]*\)() {$/\1/p' "${files[@]}")
 # Each test runs in a cgroup of its own where the kernel has cgroup v2, so
 # that everything it started is killed when it ends, pass or fail, however
 # it detached; its output goes to a file, which no leftover can hold open.

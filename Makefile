@@ -82,9 +82,9 @@ gpumemtrace-nvml: helper/nvml.c
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
 
-$(OUTPUT)/tests/unit: tests/unit.c $(CORE_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/unit: tests/unit.c bench/series.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # writes the SCENARIOS.md cases and controls as trace files
 $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
@@ -92,10 +92,10 @@ $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # the same unit tests under AddressSanitizer and UBSan
-$(OUTPUT)/tests/unit-asan: tests/unit.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
+$(OUTPUT)/tests/unit-asan: tests/unit.c bench/series.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) $^ \
+		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) -Ibench $^ \
 		-lelf -ljson-c -liberty -lz -lm -o $@
 
 # the fuzzer over the trace-file reader, the model and the reports
@@ -200,5 +200,10 @@ $(OUTPUT)/bench/verdicts: bench/verdicts.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
-bench: all $(OUTPUT)/bench/floor $(OUTPUT)/bench/floor.bpf.o $(OUTPUT)/bench/verdicts $(OUTPUT)/tests/gpuwork \
+# how often the shape verdicts are wrong, and how soon leaks are found
+$(OUTPUT)/bench/shapes: bench/shapes.c bench/series.c $(OUTPUT)/user/analyze.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lm -o $@
+
+bench: all $(OUTPUT)/bench/shapes $(OUTPUT)/bench/floor $(OUTPUT)/bench/floor.bpf.o $(OUTPUT)/bench/verdicts $(OUTPUT)/tests/gpuwork \
 	$(OUTPUT)/tests/workload $(FAKE_LIBS)

@@ -262,3 +262,30 @@ test_server_cache_off_never_advises_cache_ram() {
 	expect '! jq -r ".findings[].message" "$T/gmt.out" | grep -q "lower --cache-ram\|--cache-ram N bounds\|a lower --cache-ram"' \
 		"no advice to use --cache-ram: $(jq -r '.findings[].message' "$T/gmt.out" | grep -- --cache-ram)"
 }
+
+# A steady server, with its prompt cache off, one slot and then four, each
+# serving twenty requests: memory that settles after the first requests is
+# no leak and no cache. What the tool said of each category is printed, and
+# /proc's RssAnon at the end is the figure its level is checked against.
+test_server_steady_is_no_leak_and_no_cache() {
+	need_llama_server || return 1
+	local np anon bad
+	for np in 1 4; do
+		rm -f "$T/server.log"
+		start_server -np "$np" -c $((1024 * np)) -t 1 --cache-ram 0 || return 1
+		start_tracer --json -p "$SERVER_PID" || return 1
+		python3 "$ROOT/tests/llama/client.py" "$PORT" --clients "$np" --requests $((20 / np)) \
+			--tokens 16 --spread 4 --words 60 >"$T/client.json" || return 1
+		anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
+		stop_server
+		wait_tracer || return 1
+		echo "# -np $np: $(jq -c '[.findings[] | [.kind, .category]]' "$T/gmt.out")"
+		bad=$(jq -c '[.findings[] | select(.kind == "leak" or .kind == "bounded_cache") |
+			{kind, category, message}]' "$T/gmt.out")
+		expect '[ "$bad" = "[]" ]' "-np $np: no leak or cache: $bad" || return 1
+		expect 'jq -e --argjson a "$anon" "[.findings[] | select(.category == \"host_anon\")][0] |
+			.last_bytes - \$a | fabs <= 0.02 * \$a" "$T/gmt.out" >/dev/null' \
+			"-np $np: the host heap's level $(jq '[.findings[] | select(.category == "host_anon")][0].last_bytes' "$T/gmt.out"), /proc says $anon" ||
+			return 1
+	done
+}

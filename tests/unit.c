@@ -13,6 +13,7 @@
 #include "event.h"
 #include "fmt.h"
 #include "analyze.h"
+#include "series.h"
 #include "findings.h"
 #include "top_layout.h"
 #include "model.h"
@@ -652,6 +653,29 @@ static void test_model_gpu(void)
 	ASSERT_TRUE(g->st[GMT_API_HIP][GMT_GK_DEVICE].series.n < 10, "series coalesced");
 	ASSERT_TRUE(series__at(&g->st[GMT_API_VK][GMT_GK_DEVICE].series, T(2.05), &v), "at 2.05");
 	ASSERT_EQ(v, 100, "value at 2.05 s");
+	/* CUDA VMM as ggml's pool does it: create, map, release at once; the
+	 * physical memory is live until its mapping goes */
+	{
+		struct gmt_gpu_call e;
+
+		gpu_call(m, 9.0, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_VMM_PHYS, 0x77, 2 << 20, 0, 0);
+		event__init(&e.hdr, GMT_EV_GPU_CALL, sizeof(e), T(9.1), 100);
+		e.api = GMT_API_CU;
+		e.op = GMT_GOP_ALLOC;
+		e.kind = GMT_GK_VMM_MAP;
+		e.handle = 0x7f0000000000;
+		e.size = 2 << 20;
+		e.aux = 0x77;
+		e.result = 0;
+		model__add(m, &e.hdr);
+		gpu_call(m, 9.2, GMT_API_CU, GMT_GOP_FREE, GMT_GK_VMM_PHYS, 0x77, 0, 0, 0);
+		ASSERT_EQ(g->st[GMT_API_CU][GMT_GK_VMM_PHYS].live_bytes, 2 << 20,
+			  "released while mapped: still live");
+		gpu_call(m, 9.3, GMT_API_CU, GMT_GOP_FREE, GMT_GK_VMM_MAP, 0x7f0000000000, 2 << 20,
+			 0, 0);
+		ASSERT_EQ(g->st[GMT_API_CU][GMT_GK_VMM_PHYS].live_bytes, 0, "unmapped: gone");
+		ASSERT_EQ(g->st[GMT_API_CU][GMT_GK_VMM_MAP].live, 0, "no mapping left");
+	}
 out:
 	model__free(m);
 }
@@ -927,7 +951,7 @@ static void test_analyze_shapes(void)
 		/* a leak: +10 a request, noise of +-2 */
 		for (i = 0; i < 30; i++)
 			y[i] = k * (100 + 10.0 * i + wobble(&seed, 2));
-		analyze__shape(y, 30, &r);
+		analyze__shape(y, 30, 0, &r);
 		ASSERT_EQ(r.shape, SHAPE_LEAK, "linear growth is a leak");
 		ASSERT_TRUE(r.slope > 9.5 * k && r.slope < 10.5 * k, "its slope");
 		ASSERT_TRUE(r.slope_lo > 0 && r.slope_lo <= r.slope && r.slope <= r.slope_hi,
@@ -938,29 +962,29 @@ static void test_analyze_shapes(void)
 		/* a cache: +10 a request up to 80, then flat */
 		for (i = 0; i < 30; i++)
 			y[i] = k * (fmin(10.0 * i, 80) + wobble(&seed, 2));
-		analyze__shape(y, 30, &r);
+		analyze__shape(y, 30, 0, &r);
 		ASSERT_EQ(r.shape, SHAPE_BOUNDED, "growth to a ceiling is a bounded cache");
 		ASSERT_TRUE(fabs(r.ceiling - 80 * k) < 3 * k, "its ceiling");
 		ASSERT_TRUE(r.change_at >= 7 && r.change_at <= 10, "where it levels off");
 		/* noise around a level */
 		for (i = 0; i < 30; i++)
 			y[i] = k * (500 + wobble(&seed, 20));
-		analyze__shape(y, 30, &r);
+		analyze__shape(y, 30, 0, &r);
 		ASSERT_EQ(r.shape, SHAPE_STEADY, "noisy but flat is steady");
 		/* warm-up: one jump, then flat */
 		for (i = 0; i < 30; i++)
 			y[i] = k * ((i < 4 ? 50 : 350) + wobble(&seed, 3));
-		analyze__shape(y, 30, &r);
+		analyze__shape(y, 30, 0, &r);
 		ASSERT_EQ(r.shape, SHAPE_STEP, "a one-off jump is a step");
 		ASSERT_EQ(r.change_at, 4, "the step's place");
 		ASSERT_TRUE(fabs(r.step_size - 300 * k) < 6 * k, "the step's size");
 		/* warm-up that settles over a few requests: not a leak */
 		for (i = 0; i < 30; i++)
 			y[i] = k * (200 * (1 - exp(-(double)i)) + wobble(&seed, 1));
-		analyze__shape(y, 30, &r);
+		analyze__shape(y, 30, 0, &r);
 		ASSERT_TRUE(r.shape != SHAPE_LEAK, "warm-up that settles is no leak");
 	}
-	analyze__shape(y, 3, &r);
+	analyze__shape(y, 3, 0, &r);
 	ASSERT_EQ(r.shape, SHAPE_UNKNOWN, "three points say nothing");
 	/* a long series is binned, and still judged */
 	double *big = malloc(1200 * sizeof(*big));
@@ -969,10 +993,50 @@ static void test_analyze_shapes(void)
 		return;
 	for (i = 0; i < 1200; i++)
 		big[i] = 5.0 * i + wobble(&seed, 1);
-	analyze__shape(big, 1200, &r);
+	analyze__shape(big, 1200, 0, &r);
 	ASSERT_EQ(r.shape, SHAPE_LEAK, "long leak");
 	ASSERT_TRUE(r.slope > 4.9 && r.slope < 5.1, "its slope, per point");
 	free(big);
+}
+
+/* the controls a verdict must not call a leak or a cache, 300 of each at
+ * 30 and 100 requests (bench/shapes measures 1,000 at four lengths), and
+ * leaks of 1% a request under each noise, found by 100 requests */
+static void test_analyze_controls(void)
+{
+	static const size_t lens[] = { 30, 100 };
+	struct series_rng rng = { 12345 };
+	struct shape_result r;
+	double y[100];
+	int k, i, leak, cache, found;
+	size_t l;
+
+	for (k = 0; k < SER_CONTROLS; k++)
+		for (l = 0; l < 2; l++) {
+			for (leak = cache = i = 0; i < 300; i++) {
+				series__make(k, lens[l], 1 << 30, 0, &rng, y);
+				analyze__shape(y, lens[l], 0.01 * (1 << 30), &r);
+				leak += r.shape == SHAPE_LEAK;
+				cache += r.shape == SHAPE_BOUNDED;
+			}
+			printf("# %s over %zu requests: %d of 300 called a leak, %d a cache\n",
+			       series__name(k), lens[l], leak, cache);
+			if (!ASSERT_TRUE(leak <= 3, "false leaks") ||
+			    !ASSERT_TRUE(k == SER_CACHE || cache <= 3, "false caches") ||
+			    !ASSERT_TRUE(k != SER_CACHE || cache >= 150, "caches found"))
+				return;
+		}
+	for (k = SER_LEAK_IID; k <= SER_LEAK_WALK; k++) {
+		for (found = i = 0; i < 300; i++) {
+			series__make(k, 100, 1 << 30, 0.01, &rng, y);
+			analyze__shape(y, 100, 0.01 * (1 << 30), &r);
+			found += r.shape == SHAPE_LEAK;
+		}
+		printf("# %s, 1%% a request, 100 requests: %d of 300 found\n", series__name(k),
+		       found);
+		if (!ASSERT_TRUE(found >= 294, "leaks found"))
+			return;
+	}
 }
 
 /* twelve requests that each keep 1 MiB of CUDA memory (and, with nvml, the
@@ -1246,6 +1310,7 @@ static const struct {
 	{ "unit_model_requests", test_model_requests },
 	{ "unit_model_concurrent_slots", test_model_concurrent_slots },
 	{ "unit_analyze_shapes", test_analyze_shapes },
+	{ "unit_analyze_controls", test_analyze_controls },
 	{ "unit_findings", test_findings },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },

@@ -16,9 +16,10 @@
 
 const char *analyze__shape_name(enum shape s)
 {
-	static const char *const names[] = { "unknown", "steady", "leak", "bounded_cache", "step" };
+	static const char *const names[] = { "unknown", "steady",  "leak",   "bounded_cache",
+					     "step",	"growing", "settled" };
 
-	return s <= SHAPE_STEP ? names[s] : "unknown";
+	return s <= SHAPE_SETTLED ? names[s] : "unknown";
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -28,7 +29,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, size_t n)
+double analyze__median(double *v, size_t n)
 {
 	if (!n)
 		return 0;
@@ -53,15 +54,13 @@ static double *pair_slopes(const double *y, size_t n, size_t *np)
 	return s;
 }
 
-static double theil_sen_small(const double *y, size_t n, double *lo, double *hi, double *pos)
+static double theil_sen_small(const double *y, size_t n, double *lo, double *hi)
 {
-	size_t N, ilo, ihi, i;
+	size_t N, ilo, ihi;
 	double *s = pair_slopes(y, n, &N), b, c;
 
 	if (!s) {
 		*lo = *hi = 0;
-		if (pos)
-			*pos = 0.5;
 		return 0;
 	}
 	b = N % 2 ? s[N / 2] : (s[N / 2 - 1] + s[N / 2]) / 2;
@@ -71,11 +70,6 @@ static double theil_sen_small(const double *y, size_t n, double *lo, double *hi,
 	ihi = (N + c) / 2 + 1 < N ? (size_t)((N + c) / 2 + 1) : N - 1;
 	*lo = s[ilo];
 	*hi = s[ihi];
-	if (pos) {
-		for (i = 0; i < N && s[i] <= 0; i++)
-			;
-		*pos = (double)(N - i) / N;
-	}
 	free(s);
 	return b;
 }
@@ -98,24 +92,17 @@ static double bin_means(const double *y, size_t n, double *bins)
 }
 
 /* long series: means of equal bins, the slope scaled back per point */
-static double theil_sen_pos(const double *y, size_t n, double *lo, double *hi, double *pos)
+double analyze__theil_sen(const double *y, size_t n, double *lo, double *hi)
 {
 	double bins[MAX_POINTS], w, b;
-	size_t m;
 
 	if (n <= MAX_POINTS)
-		return theil_sen_small(y, n, lo, hi, pos);
-	m = MAX_POINTS;
+		return theil_sen_small(y, n, lo, hi);
 	w = bin_means(y, n, bins);
-	b = theil_sen_small(bins, m, lo, hi, pos) / w;
+	b = theil_sen_small(bins, MAX_POINTS, lo, hi) / w;
 	*lo /= w;
 	*hi /= w;
 	return b;
-}
-
-double analyze__theil_sen(const double *y, size_t n, double *lo, double *hi)
-{
-	return theil_sen_pos(y, n, lo, hi, NULL);
 }
 
 /* robust sd of one point's noise, from the scatter of the steps */
@@ -143,10 +130,10 @@ static double noise_of(const double *y, size_t n, double *step_mean, double *ste
 		return 0;
 	}
 	memcpy(a, d, (n - 1) * sizeof(*a));
-	m = median(a, n - 1);
+	m = analyze__median(a, n - 1);
 	for (i = 0; i < n - 1; i++)
 		a[i] = fabs(d[i] - m);
-	mad = median(a, n - 1);
+	mad = analyze__median(a, n - 1);
 	free(a);
 	free(d);
 	/* a step is the difference of two noisy points: sqrt(2) the noise;
@@ -154,60 +141,215 @@ static double noise_of(const double *y, size_t n, double *step_mean, double *ste
 	return fmax(1.4826 * mad / sqrt(2), 1e-9 * scale + 1e-12);
 }
 
-/* least squares: a line over [a, b) and its squared error */
-static double line_sse(const double *y, size_t a, size_t b, double *slope)
+/* running sums of a series, its level taken off so that squares of GiB
+ * keep their precision: any stretch's constant or line fit in O(1) */
+struct sums {
+	const double *y;
+	double off, s[MAX_POINTS + 1], ss[MAX_POINTS + 1], sx[MAX_POINTS + 1];
+};
+
+static void sums_of(struct sums *z, const double *y, size_t n)
 {
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, n = b - a, k, c, e = 0;
 	size_t i;
 
-	for (i = a; i < b; i++) {
-		sx += i;
-		sy += y[i];
-		sxx += (double)i * i;
-		sxy += i * y[i];
+	z->y = y;
+	z->off = y[0];
+	z->s[0] = z->ss[0] = z->sx[0] = 0;
+	for (i = 0; i < n; i++) {
+		double v = y[i] - z->off;
+
+		z->s[i + 1] = z->s[i] + v;
+		z->ss[i + 1] = z->ss[i] + v * v;
+		z->sx[i + 1] = z->sx[i] + i * v;
 	}
-	k = n * sxx - sx * sx ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : 0;
-	c = (sy - k * sx) / n;
-	for (i = a; i < b; i++)
-		e += (y[i] - k * i - c) * (y[i] - k * i - c);
-	if (slope)
-		*slope = k;
-	return e;
 }
 
-static double const_sse(const double *y, size_t a, size_t b, double *mean)
+/* a constant over [a, b): its squared error, and the mean */
+static double const_sse(const struct sums *z, size_t a, size_t b, double *mean)
 {
-	double s = 0, e = 0, m;
+	double n = b - a, sy = z->s[b] - z->s[a];
+
+	if (mean)
+		*mean = sy / n + z->off;
+	return fmax(z->ss[b] - z->ss[a] - sy * sy / n, 0);
+}
+
+/* a least-squares line over [a, b): its squared error */
+static double line_sse(const struct sums *z, size_t a, size_t b)
+{
+	double n = b - a, sy = z->s[b] - z->s[a], sxy = z->sx[b] - z->sx[a];
+	double sx = (a + b - 1) * n / 2, cxy, cxx;
+	/* the sum of i*i over [a, b) */
+	double sxx = ((b - 1.0) * b * (2.0 * b - 1) - (a - 1.0) * a * (2.0 * a - 1)) / 6;
+
+	cxx = sxx - sx * sx / n;
+	cxy = sxy - sx * sy / n;
+	return fmax(const_sse(z, a, b, NULL) - (cxx > 0 ? cxy * cxy / cxx : 0), 0);
+}
+
+/* the best approach to a level, c + a * (1 - exp(-i / tau)), over a grid
+ * of tau: its squared error. Growth that settles slows all the way; a
+ * cache of fixed-size entries rises straight to its limit, and is called
+ * one only where a rise and a plateau fit clearly better than this */
+static double settle_sse(const double *y, size_t n)
+{
+	double best = INFINITY, tau;
+
+	for (tau = 0.5; tau <= 2.0 * n; tau *= 1.25) {
+		double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, x, cxx, cxy, e;
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			x = 1 - exp(-(double)i / tau);
+			sx += x;
+			sy += y[i] - y[0];
+			sxx += x * x;
+			sxy += x * (y[i] - y[0]);
+			syy += (y[i] - y[0]) * (y[i] - y[0]);
+		}
+		cxx = sxx - sx * sx / n;
+		cxy = sxy - sx * sy / n;
+		e = syy - sy * sy / n - (cxx > 0 ? cxy * cxy / cxx : 0);
+		if (e < best)
+			best = e;
+	}
+	return fmax(best, 0);
+}
+
+/* one-sided quantiles of Student's t, 95% and 99.9%, and the two-sided 95%
+ * one, by degrees of freedom (1..25); past that the normal's */
+static double t_quantile(int df, int which)
+{
+	static const double q[3][25] = {
+		{ 6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833,
+		  1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734,
+		  1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708 },
+		{ 318.31, 22.327, 10.215, 7.173, 5.893, 5.208, 4.785, 4.501, 4.297,
+		  4.144,  4.025,  3.930,  3.852, 3.787, 3.733, 3.686, 3.646, 3.610,
+		  3.579,  3.552,  3.527,  3.505, 3.485, 3.467, 3.450 },
+		{ 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+		  2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+		  2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060 },
+	};
+	static const double normal[3] = { 1.645, 3.090, 1.960 };
+
+	if (df < 1)
+		return INFINITY;
+	return df <= 25 ? q[which][df - 1] : normal[which];
+}
+#define T95 0
+#define T999 1
+#define T975 2
+
+/* Is there drift, and how sure is it? The means of up to 24 consecutive
+ * blocks, and the t statistic of their successive differences. Those
+ * differences telescope to the whole rise, and their own scatter measures
+ * how far the level wanders on its own: exact for a random walk, on the
+ * safe side for independent or autocorrelated noise around a level. An
+ * interval from independent noise (Theil-Sen's) calls a random walk a
+ * leak one time in five. */
+struct drift {
+	double slope, lo, hi; /* per point, with its 95% interval */
+	double t;
+	int df;
+};
+
+static void drift_of(const double *y, size_t n, struct drift *d)
+{
+	double m[24], c[24], e, sum = 0, sq = 0, mean, sd, se, span, infl;
+	size_t nb, i, k;
+
+	memset(d, 0, sizeof(*d));
+	if (n < 3)
+		return;
+	nb = n <= 12 ? n : n / 5 < 12 ? 12 : n / 5 > 24 ? 24 : n / 5;
+	for (i = 0; i < nb; i++) {
+		size_t a = i * n / nb, b = (i + 1) * n / nb;
+
+		m[i] = 0;
+		for (k = a; k < b; k++)
+			m[i] += y[k];
+		m[i] /= b - a;
+		c[i] = (a + b - 1) / 2.0;
+	}
+	for (i = 1; i < nb; i++) {
+		e = m[i] - m[i - 1];
+		sum += e;
+		sq += e * e;
+	}
+	mean = sum / (nb - 1);
+	sd = sqrt(fmax(sq - sum * mean, 0) / (nb - 2 ? nb - 2 : 1));
+	span = (c[nb - 1] - c[0]) / (nb - 1);
+	/* block means of a random walk differ with a correlation of a quarter
+	 * from one pair to the next */
+	infl = nb < n ? 1.5 : 1;
+	se = sd * sqrt(infl / (nb - 1));
+	d->df = nb - 2;
+	d->slope = mean / span;
+	d->t = se > 0 ? mean / se : mean > 0 ? INFINITY : mean < 0 ? -INFINITY : 0;
+	d->lo = (mean - t_quantile(d->df, T975) * se) / span;
+	d->hi = (mean + t_quantile(d->df, T975) * se) / span;
+}
+
+static bool drift_sure(const struct drift *d)
+{
+	return d->t >= t_quantile(d->df, T999);
+}
+
+/* the chance of this many rising steps or more, were each step as likely
+ * to fall: a rise made of steps of every size is sure by their signs
+ * where their scatter leaves the t statistic in doubt */
+static double rising_steps_chance(const double *y, size_t n)
+{
+	size_t i, up = 0, k = n ? n - 1 : 0;
+	double p = 0;
+
+	for (i = 1; i < n; i++)
+		up += y[i] > y[i - 1];
+	for (i = up; i <= k; i++)
+		p += exp(lgamma(k + 1.0) - lgamma(i + 1.0) - lgamma(k - i + 1.0) - k * M_LN2);
+	return p;
+}
+
+static bool drift_maybe(const struct drift *d)
+{
+	return d->t >= t_quantile(d->df, T95);
+}
+
+/* a stretch is flat when it shows no drift either way (or its change stays
+ * within the noise), and its points span no more than ten noise deviations
+ * or a quarter of what matters: a step, a ramp or a random walk inside is
+ * not flat */
+static bool flat(const double *y, size_t n, double noise, double material)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	struct drift d;
 	size_t i;
 
-	for (i = a; i < b; i++)
-		s += y[i];
-	m = s / (b - a);
-	for (i = a; i < b; i++)
-		e += (y[i] - m) * (y[i] - m);
-	if (mean)
-		*mean = m;
-	return e;
-}
-
-/* a stretch is flat when its slope's interval holds 0, or the change over
- * it stays within the noise */
-static bool flat(const double *y, size_t n, double noise)
-{
-	double lo, hi, b = analyze__theil_sen(y, n, &lo, &hi);
-
-	return (lo <= 0 && hi >= 0) || fabs(b) * n < SIGNIFICANT * noise;
+	for (i = 0; i < n; i++) {
+		lo = fmin(lo, y[i]);
+		hi = fmax(hi, y[i]);
+	}
+	if (n > 1 && hi - lo > fmax(10 * noise, material / 4))
+		return false;
+	if (n < 3)
+		return true;
+	drift_of(y, n, &d);
+	return fabs(d.t) < t_quantile(d.df, T95) || fabs(d.slope) * n < SIGNIFICANT * noise;
 }
 
 /* flat, a jump, flat */
-static bool find_step(const double *y, size_t n, double noise, struct shape_result *r)
+static bool find_step(const struct sums *z, size_t n, double noise, double material,
+		      struct shape_result *r)
 {
-	double best = INFINITY, total = const_sse(y, 0, n, NULL), ml, mr, e;
+	const double *y = z->y;
+	double best = INFINITY, total = const_sse(z, 0, n, NULL), ml, mr, e;
 	size_t k, at = 0;
+	bool fl, fr;
 
 	/* one point before the jump will do: the level before the first request */
 	for (k = 1; k + 2 <= n; k++) {
-		e = const_sse(y, 0, k, NULL) + const_sse(y, k, n, NULL);
+		e = const_sse(z, 0, k, NULL) + const_sse(z, k, n, NULL);
 		if (e < best) {
 			best = e;
 			at = k;
@@ -215,27 +357,65 @@ static bool find_step(const double *y, size_t n, double noise, struct shape_resu
 	}
 	if (!at)
 		return false;
-	const_sse(y, 0, at, &ml);
-	const_sse(y, at, n, &mr);
-	if (fabs(mr - ml) < 2 * SIGNIFICANT * noise || !flat(y, at, noise) ||
-	    !flat(y + at, n - at, noise) || best > 0.25 * total)
+	const_sse(z, 0, at, &ml);
+	const_sse(z, at, n, &mr);
+	if (fabs(mr - ml) < 2 * SIGNIFICANT * noise || best > 0.25 * total)
 		return false;
-	r->shape = SHAPE_STEP;
+	/* one point by the jump may be halfway (a bin, or a request, that
+	 * holds part of it): flat on both sides, leaving out one at most */
+	fl = flat(y, at, noise, material);
+	fr = flat(y + at, n - at, noise, material);
+	if (!(fl && fr) && !(fl && n - at > 3 && flat(y + at + 1, n - at - 1, noise, material)) &&
+	    !(fr && at > 2 && flat(y, at - 1, noise, material)))
+		return false;
+	r->shape = fabs(mr - ml) < material ? SHAPE_STEADY : SHAPE_STEP;
 	r->change_at = at;
 	r->step_size = mr - ml;
 	r->confidence = total > 0 ? 1 - best / total : 1;
 	return true;
 }
 
-/* rising, then a plateau of at least three points */
-static bool find_plateau(const double *y, size_t n, double noise, struct shape_result *r)
+/* rising, then a plateau: at least three points and an eighth of the run */
+/* is a rise over y[0..at) sure? By the drift's t, or by its steps being
+ * nearly all upward, or, for a plateau that wanders far less than the rise
+ * (a cache of entries that differ in size, once full), mostly upward; a
+ * short rise must go up at every step, at a steady pace, well past the
+ * noise (a rise that slows at once is settling) */
+static bool rise_sure(const struct sums *z, size_t at, size_t n, double ceiling, double noise)
 {
-	double best = INFINITY, lin = line_sse(y, 0, n, NULL), lo, hi, b, rise, e, ceiling;
-	size_t k, at = 0;
+	const double *y = z->y;
+	double chance, lo = INFINITY, hi = 0;
+	struct drift rise;
+	size_t k;
+
+	if (at >= 5) {
+		drift_of(y, at, &rise);
+		chance = rising_steps_chance(y, at);
+		return drift_sure(&rise) || chance <= 0.001 ||
+		       (chance <= 0.05 &&
+			ceiling - y[0] >= 10 * sqrt(const_sse(z, at, n, NULL) / (n - at - 1)));
+	}
+	for (k = 1; k < at; k++) {
+		if (y[k] <= y[k - 1])
+			return false;
+		lo = fmin(lo, y[k] - y[k - 1]);
+		hi = fmax(hi, y[k] - y[k - 1]);
+	}
+	return hi <= 3 * lo && ceiling - y[0] >= 2 * SIGNIFICANT * noise;
+}
+
+/* rising, then a plateau: at least three points and an eighth of the run */
+static bool find_plateau(const struct sums *z, size_t n, double noise, double material,
+			 struct shape_result *r)
+{
+	const double *y = z->y;
+	double best = INFINITY, lin = line_sse(z, 0, n), e, ceiling;
+	size_t k, at = 0, least = n / 8 > 3 ? n / 8 : 3;
+	struct drift rise, top;
 
 	/* a rise of one step is a step: a cache grows over two at least */
-	for (k = 3; k + 3 <= n; k++) {
-		e = line_sse(y, 0, k, NULL) + const_sse(y, k, n, NULL);
+	for (k = 3; k + least <= n; k++) {
+		e = line_sse(z, 0, k) + const_sse(z, k, n, NULL);
 		if (e < best) {
 			best = e;
 			at = k;
@@ -243,74 +423,117 @@ static bool find_plateau(const double *y, size_t n, double noise, struct shape_r
 	}
 	if (!at || best > 0.5 * lin)
 		return false;
-	b = analyze__theil_sen(y, at + 1, &lo, &hi);
-	const_sse(y, at, n, &ceiling);
-	rise = ceiling - y[0];
-	if (b <= 0 || rise < SIGNIFICANT * noise)
+	const_sse(z, at, n, &ceiling);
+	if (ceiling - y[0] < SIGNIFICANT * noise || ceiling - y[0] < material)
 		return false;
-	if (!flat(y + at, n - at, noise) &&
-	    fabs(analyze__theil_sen(y + at, n - at, &lo, &hi)) > LEVELLED * b)
+	/* the split may fall either side of the rise's last point */
+	if (!rise_sure(z, at, n, ceiling, noise) && !rise_sure(z, at + 1, n, ceiling, noise))
 		return false;
-	analyze__theil_sen(y, at + 1, &lo, &hi);
-	if (at >= 3 && lo <= 0)
-		return false; /* the rise itself is not clear */
-	r->shape = SHAPE_BOUNDED;
+	drift_of(y, at + 1, &rise);
+	drift_of(y + at, n - at, &top);
+	if (!flat(y + at, n - at, noise, material) && fabs(top.slope) > LEVELLED * rise.slope)
+		return false;
+	r->shape = settle_sse(y, n) < 1.25 * best ? SHAPE_SETTLED : SHAPE_BOUNDED;
 	r->change_at = at;
 	r->ceiling = ceiling;
 	r->confidence = lin > 0 ? 1 - best / lin : 1;
 	return true;
 }
 
-static void shape_of(const double *y, size_t n, struct shape_result *r);
+static void shape_of(const double *y, size_t n, double material, struct shape_result *r);
 
-void analyze__shape(const double *y, size_t n, struct shape_result *r)
+void analyze__shape(const double *y, size_t n, double material, struct shape_result *r)
 {
 	double bins[MAX_POINTS], w;
 
 	if (n <= MAX_POINTS) {
-		shape_of(y, n, r);
+		shape_of(y, n, material, r);
 		return;
 	}
 	/* the searches for a step or a plateau are quadratic: judge the means
 	 * of equal bins, and give places and slopes back in points */
 	w = bin_means(y, n, bins);
-	shape_of(bins, MAX_POINTS, r);
+	shape_of(bins, MAX_POINTS, material, r);
 	r->slope /= w;
 	r->slope_lo /= w;
 	r->slope_hi /= w;
+	r->slope_early /= w;
+	r->slope_recent /= w;
 	r->step_mean /= w;
 	r->change_at = (size_t)(r->change_at * w);
+	r->more_points = (size_t)(r->more_points * w);
 }
 
-static void shape_of(const double *y, size_t n, struct shape_result *r)
+static void shape_of(const double *y, size_t n, double material, struct shape_result *r)
 {
-	double pos, tail_lo, tail_hi, tail;
+	struct drift all, early, recent;
+	size_t h = n / 2;
+	struct sums z;
+	double need;
 
 	memset(r, 0, sizeof(*r));
 	if (n < 4)
 		return; /* SHAPE_UNKNOWN */
 	r->noise = noise_of(y, n, &r->step_mean, &r->step_cv);
-	r->slope = theil_sen_pos(y, n, &r->slope_lo, &r->slope_hi, &pos);
-	if (find_step(y, n, r->noise, r) || find_plateau(y, n, r->noise, r))
+	drift_of(y, n, &all);
+	r->slope = all.slope;
+	r->slope_lo = all.lo;
+	r->slope_hi = all.hi;
+	r->t = all.t;
+	sums_of(&z, y, n);
+	if (find_step(&z, n, r->noise, material, r) || find_plateau(&z, n, r->noise, material, r))
 		return;
-	tail = analyze__theil_sen(y + n - n / 3, n / 3, &tail_lo, &tail_hi);
-	if (r->slope_lo > 0 && r->slope * (n - 1) >= SIGNIFICANT * r->noise &&
-	    (n / 3 < 3 || tail >= 0.5 * r->slope)) {
-		r->shape = SHAPE_LEAK;
-		r->confidence = fmin(1, fmax(0, 2 * (pos - 0.5)));
-		return;
-	}
-	if (r->slope_lo > 0 && r->slope * (n - 1) >= SIGNIFICANT * r->noise && n / 3 >= 3 &&
-	    fabs(tail) <= LEVELLED * r->slope) {
-		/* it grew, and the last third has levelled off */
-		r->shape = SHAPE_BOUNDED;
-		r->change_at = n - n / 3;
-		const_sse(y, r->change_at, n, &r->ceiling);
-		r->confidence = fmin(1, fmax(0, 1 - fabs(tail) / r->slope)) * 0.8;
-		return;
-	}
+	drift_of(y, h, &early);
+	drift_of(y + h, n - h, &recent);
+	r->slope_early = early.slope;
+	r->slope_recent = recent.slope;
 	r->shape = SHAPE_STEADY;
-	r->confidence = fmin(1, fmax(0, 1 - fabs(2 * (pos - 0.5))));
+	/* flat, then rising ever since: a leak that started late */
+	if (n - h >= 8 && drift_sure(&recent) && recent.slope * (n - h - 1) >= material &&
+	    recent.slope > 2 * fmax(early.slope, 0)) {
+		r->shape = SHAPE_LEAK;
+		r->slope = recent.slope;
+		r->slope_lo = recent.lo;
+		r->slope_hi = recent.hi;
+		r->t = recent.t;
+		r->change_at = h;
+		r->confidence = fmin(1, recent.t / (2 * t_quantile(recent.df, T999)));
+		return;
+	}
+	/* a change small against the process is steady, however clean */
+	if (!drift_maybe(&all) || all.slope * (n - 1) < material) {
+		r->confidence = fmin(1, fmax(0, 1 - all.t / t_quantile(all.df, T95)));
+		return;
+	}
+	if (drift_sure(&all)) {
+		r->confidence = fmin(1, all.t / (2 * t_quantile(all.df, T999)));
+		/* still growing at the end, as fast as before: a leak */
+		if (drift_maybe(&recent) && recent.slope >= 0.6 * fmax(early.slope, 0)) {
+			r->shape = SHAPE_LEAK;
+			return;
+		}
+		/* grown, and levelled off in the second half */
+		if (!drift_maybe(&recent) && recent.slope <= 0.25 * early.slope) {
+			r->shape = settle_sse(y, n) < 1.25 * (line_sse(&z, 0, h) +
+							      const_sse(&z, h, n, NULL)) ?
+					   SHAPE_SETTLED :
+					   SHAPE_BOUNDED;
+			r->change_at = h;
+			const_sse(&z, h, n, &r->ceiling);
+			return;
+		}
+		/* slowing down: levelling off, or not */
+		r->shape = SHAPE_GROWING;
+		r->slowing = true;
+		r->more_points = h > 5 ? h : 5;
+		return;
+	}
+	/* it rises, but not yet past doubt: with the same rise, a random walk
+	 * needs the points to grow as the square of t */
+	r->shape = SHAPE_GROWING;
+	r->confidence = fmin(1, all.t / t_quantile(all.df, T999));
+	need = n * pow(t_quantile(all.df + 1, T999) / all.t, 2);
+	r->more_points = need > n + 5 ? (size_t)ceil(need - n) : 5;
 }
 
 double analyze__points_to(const struct shape_result *r, double current, double limit)

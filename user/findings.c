@@ -10,10 +10,16 @@
 
 const char *findings__kind_name(enum finding_kind k)
 {
-	static const char *const names[F_NR] = {
-		"alloc_failure",     "exit",	      "leak", "unexplained_device_growth",
-		"eviction_slowdown", "bounded_cache", "step", "steady"
-	};
+	static const char *const names[F_NR] = { "alloc_failure",
+						 "exit",
+						 "leak",
+						 "unexplained_device_growth",
+						 "eviction_slowdown",
+						 "growing",
+						 "bounded_cache",
+						 "settled",
+						 "step",
+						 "steady" };
 
 	return k < F_NR ? names[k] : "?";
 }
@@ -135,17 +141,67 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 	}
 }
 
+/* a Vulkan device whose memory is host memory: Mesa's CPU drivers
+ * (llvmpipe, lavapipe) allocate it with the host's allocator */
+static bool vk_memory_is_host(const struct model *m)
+{
+	const struct gmt_gpu_device *d = model__vk_device(m);
+
+	return d && (d->vendor_id == 0x10005 || strstr(d->name, "llvmpipe"));
+}
+
+/* host RSS that the GPU API's allocations made is counted once, as theirs:
+ * the host level is judged less the Vulkan memory live at each point */
+static void host_less_vulkan(const struct model *m, struct judged *host, const struct judged *all,
+			     size_t n)
+{
+	double v, sum;
+	size_t i, k;
+
+	if (!vk_memory_is_host(m) || strcmp(host->c.name, "host_anon"))
+		return;
+	for (i = 0; i < host->n; i++) {
+		for (sum = 0, k = 0; k < n; k++)
+			if (all[k].c.cls == CAT_API && all[k].c.api == GMT_API_VK &&
+			    category__level(&all[k].c, host->ts[i], &v))
+				sum += v;
+		host->y[i] -= sum;
+		if (i == host->n - 1)
+			host->gpu_part = sum;
+	}
+}
+
+/* a change is material when it is a hundredth of the process's memory, or
+ * of what the machine (or the device) has, whichever is less */
+static double material_of(const struct model *m, const struct model_proc *p, const struct judged *j,
+			  double footprint)
+{
+	double t = MATERIAL * footprint, limit;
+	const char *what;
+
+	if (j->n && category__limit(m, p, &j->c, j->y[j->n - 1], &limit, &what) &&
+	    MATERIAL * limit < t)
+		t = MATERIAL * limit;
+	return t;
+}
+
 static void process_findings(const struct model *m, const struct model_proc *p, struct findings *fs)
 {
 	struct category cats[CAT_MAX];
 	struct judged all[CAT_MAX];
 	size_t n = categories__list(m, p, cats, CAT_MAX), i;
+	double size;
 
 	memset(all, 0, sizeof(all));
 	for (i = 0; i < n; i++) {
 		all[i].c = cats[i];
 		judged__levels(m, p, &all[i]);
-		analyze__shape(all[i].y, all[i].n, &all[i].r);
+	}
+	size = judged__footprint(all, n);
+	for (i = 0; i < n; i++) {
+		host_less_vulkan(m, &all[i], all, n);
+		all[i].material = material_of(m, p, &all[i], size);
+		analyze__shape(all[i].y, all[i].n, all[i].material, &all[i].r);
 	}
 	findings__failures(m, p, fs);
 	findings__exit(m, p, fs);

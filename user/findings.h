@@ -17,7 +17,9 @@ enum finding_kind {
 	F_LEAK,
 	F_UNEXPLAINED,
 	F_EVICTION,
+	F_GROWING, /* rising, too early to tell: what would decide it */
 	F_BOUNDED,
+	F_SETTLED, /* grew slower and slower, then level */
 	F_STEP,
 	F_STEADY,
 	F_NR,

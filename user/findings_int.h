@@ -5,7 +5,8 @@
 
 #include "findings.h"
 
-#define MIN_POINTS 4 /* fewer say nothing about a shape */
+#define MIN_POINTS 4  /* fewer say nothing about a shape */
+#define MATERIAL 0.01 /* of the process's memory: less is steady, however clean */
 
 /* one category's levels, and what they make */
 struct judged {
@@ -16,8 +17,10 @@ struct judged {
 	double *x; /* where each point is: its request's number, or seconds */
 	size_t n;
 	bool per_request;
-	bool base; /* point 0 is the level before the first request */
-	double dt; /* seconds between points over time */
+	bool base;	 /* point 0 is the level before the first request */
+	double dt;	 /* seconds between points over time */
+	double material; /* a change smaller than this is steady */
+	double gpu_part; /* host_anon: Vulkan memory taken off its last level */
 	struct shape_result r;
 };
 
@@ -31,6 +34,8 @@ double judged__rise_rate(const struct judged *j, size_t upto);
 const char *judged__unit(const struct judged *j);
 double judged__per_unit(const struct judged *j, double per_point);
 bool judged__growing(const struct judged *j);
+/* the process's memory: every category that holds bytes, at its last level */
+double judged__footprint(const struct judged *all, size_t n);
 /* findings_shape.c: a finding from each category's shape */
 void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
 		   size_t nall, const struct judged *j, struct findings *fs);

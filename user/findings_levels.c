@@ -101,6 +101,18 @@ void judged__levels(const struct model *m, const struct model_proc *p, struct ju
 	}
 }
 
+/* the process's memory: every category that holds bytes, at its last level */
+double judged__footprint(const struct judged *all, size_t n)
+{
+	double t = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER)
+			t += fabs(all[i].y[all[i].n - 1]);
+	return t;
+}
+
 /* the request whose end is point i (1-based); 0 for the level before any */
 size_t judged__req_no(const struct judged *j, size_t i)
 {
@@ -128,5 +140,6 @@ double judged__per_unit(const struct judged *j, double per_point)
 bool judged__growing(const struct judged *j)
 {
 	return j->r.shape == SHAPE_LEAK || j->r.shape == SHAPE_BOUNDED ||
+	       j->r.shape == SHAPE_SETTLED || j->r.shape == SHAPE_GROWING ||
 	       (j->r.shape == SHAPE_STEP && j->r.step_size > 0);
 }

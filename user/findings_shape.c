@@ -8,7 +8,6 @@
 #include "findings_int.h"
 #include "fmt.h"
 
-#define MINOR 0.01 /* of the process's memory: a step below is a detail */
 #define Z95 1.96
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
@@ -119,8 +118,10 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 		for (i = 0; i < p->nr_maps; i++) {
 			const struct model_mapping *mp = &p->maps[i];
 
+			/* a PROT_NONE reservation (glibc's 64 MiB arenas, libcuda's
+			 * address space) is address space, not memory */
 			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON &&
-			    (!mp->gone_ts || mp->gone_ts > to))
+			    mp->prot != 0 && (!mp->gone_ts || mp->gone_ts > to))
 				hold(v, &n, 255, mp->stack_id, mp->live ? mp->live : mp->len);
 		}
 		if (p->brk_seen && p->brk_last > p->brk_first) {
@@ -156,18 +157,6 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 			  "that, %s by %s",
 			  B(a, total), model__secs(m, from), model__secs(m, to),
 			  B(b, f->stacks[0].bytes), f->stacks[0].label);
-}
-
-/* the process's memory: every category that holds bytes, at its last level */
-static double footprint(const struct judged *all, size_t n)
-{
-	double t = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER)
-			t += fabs(all[i].y[all[i].n - 1]);
-	return t;
 }
 
 /* live graph executables that grow with device memory */
@@ -233,6 +222,11 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 					 "request's end",
 		       B(e, j->y[j->n - 1]), j->n - j->base, j->per_request ? "request" : "sample",
 		       say);
+	if (j->r.change_at && len < sizeof(f->message))
+		len += snprintf(f->message + len, sizeof(f->message) - len,
+				" It was level until about %s %zu, and has grown since.",
+				j->per_request ? "request" : "sample",
+				judged__req_no(j, j->r.change_at));
 	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
 		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
 
@@ -279,6 +273,79 @@ static void bounded_message(const struct model *m, const struct model_proc *p,
 		findings__llama_host(m, p, j, f, true, f->message + len, sizeof(f->message) - len);
 }
 
+/* the level's middle and range, in the words of a steady finding */
+static void steady_message(const struct judged *j, struct finding *f)
+{
+	double *v = malloc(j->n * sizeof(*v)), lo = INFINITY, hi = -INFINITY, mid;
+	char a[32], b[32], c[32], d[32];
+	size_t i, len;
+
+	for (i = 0; i < j->n; i++) {
+		lo = fmin(lo, j->y[i]);
+		hi = fmax(hi, j->y[i]);
+		if (v)
+			v[i] = j->y[i];
+	}
+	mid = v ? analyze__median(v, j->n) : j->y[j->n - 1];
+	free(v);
+	len = snprintf(f->message, sizeof(f->message),
+		       "%s is steady at about %s (between %s and %s) over %zu %ss.", j->c.text,
+		       B(a, mid), B(b, lo), B(c, hi), j->n, j->per_request ? "request" : "sample");
+	/* a clean slope too small to matter is said, so it is not a surprise */
+	if (j->r.t >= 2 && j->r.slope > 0 && len < sizeof(f->message))
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " It rose by %s in all, under a hundredth of the process's memory or "
+			 "the machine's (%s): too little to matter.",
+			 B(d, j->r.slope * (j->n - 1)), B(a, j->material));
+}
+
+static void settled_message(const struct judged *j, struct finding *f)
+{
+	char a[32], b[32];
+
+	snprintf(f->message, sizeof(f->message),
+		 "%s grew by %s over the first %zu %ss, more slowly as it went, and has stayed "
+		 "near %s for the last %zu: growth that settled (warm-up, pools and caches "
+		 "filling with use), not a leak.",
+		 j->c.text, B(a, j->r.ceiling - j->y[0]), judged__req_no(j, j->r.change_at),
+		 j->per_request ? "request" : "sample", B(b, j->r.ceiling),
+		 j->n - 1 - j->r.change_at);
+}
+
+/* rising, not yet past doubt: say so, and what would decide it */
+static void growing_message(const struct model *m, const struct model_proc *p,
+			    const struct judged *j, struct finding *f)
+{
+	char a[32], b[32], c[32], d[32];
+	size_t len;
+
+	finding__num(f, "more_points", j->r.more_points);
+	finding__num(f, "drift_t", j->r.t);
+	if (j->r.slowing)
+		len = snprintf(f->message, sizeof(f->message),
+			       "%s rose by %s per %s in the first half of the run and %s in the "
+			       "second (%s -> %s over %zu %ss): it is slowing down and may be "
+			       "levelling off. Too early to tell; about %zu more %ss would show "
+			       "whether it stops.",
+			       j->c.text, D(a, judged__per_unit(j, j->r.slope_early)),
+			       judged__unit(j), D(b, judged__per_unit(j, j->r.slope_recent)),
+			       B(c, j->y[0]), B(d, j->y[j->n - 1]), j->n,
+			       j->per_request ? "request" : "sample", j->r.more_points,
+			       j->per_request ? "request" : "sample");
+	else
+		len = snprintf(f->message, sizeof(f->message),
+			       "%s rose from %s to %s over %zu %ss (%s per %s), but not past "
+			       "doubt: memory that wanders on its own rises this far too. Too "
+			       "early to tell a leak; about %zu more %ss would decide.",
+			       j->c.text, B(a, j->y[0]), B(b, j->y[j->n - 1]), j->n,
+			       j->per_request ? "request" : "sample",
+			       D(c, judged__per_unit(j, j->r.slope)), judged__unit(j),
+			       j->r.more_points, j->per_request ? "request" : "sample");
+	(void)m;
+	(void)p;
+	(void)len;
+}
+
 /* a finding about category j, with its shape and levels */
 static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
 				   const struct model_proc *p, const struct judged *j)
@@ -320,10 +387,10 @@ static bool eviction_says(const struct model *m, const struct model_proc *p, con
 void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
 		   size_t nall, const struct judged *j, struct findings *fs)
 {
-	static const enum finding_kind kinds[] = { [SHAPE_STEADY] = F_STEADY,
-						   [SHAPE_LEAK] = F_LEAK,
-						   [SHAPE_BOUNDED] = F_BOUNDED,
-						   [SHAPE_STEP] = F_STEP };
+	static const enum finding_kind kinds[] = {
+		[SHAPE_STEADY] = F_STEADY, [SHAPE_LEAK] = F_LEAK,	[SHAPE_BOUNDED] = F_BOUNDED,
+		[SHAPE_STEP] = F_STEP,	   [SHAPE_GROWING] = F_GROWING, [SHAPE_SETTLED] = F_SETTLED,
+	};
 	__u64 from;
 	struct finding *f;
 	char a[32], b[32], say[200] = "";
@@ -368,9 +435,20 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		bounded_message(m, p, j, judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
 				say, f);
 		break;
+	case SHAPE_SETTLED:
+		f->ceiling = j->r.ceiling;
+		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
+		f->since_s = model__secs(m, j->ts[j->r.change_at]);
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		settled_message(j, f);
+		break;
+	case SHAPE_GROWING:
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		growing_message(m, p, j, f);
+		break;
 	case SHAPE_STEP:
 		/* a step too small to matter next to the rest is said in passing */
-		f->minor = fabs(j->r.step_size) < MINOR * footprint(all, nall);
+		f->minor = fabs(j->r.step_size) < MATERIAL * judged__footprint(all, nall);
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		finding__num(f, "step_bytes", j->r.step_size);
@@ -390,11 +468,15 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 				 j->c.text, D(a, j->r.step_size), f->since_s);
 		break;
 	default:
-		snprintf(f->message, sizeof(f->message), "%s is steady at about %s over %zu %ss.",
-			 j->c.text, B(b, j->y[j->n - 1]), j->n,
-			 j->per_request ? "request" : "sample");
+		steady_message(j, f);
 		break;
 	}
+	if (j->gpu_part > 0)
+		finding__evidence(
+			f,
+			"judged less the Vulkan memory (%s at the end): on this device it "
+			"is host memory, and is counted once, as Vulkan's",
+			B(a, j->gpu_part));
 	if (j->r.shape == SHAPE_STEP)
 		finding__evidence(f, "%s over %zu %ss: %s before, %s after, noise %s", "step", j->n,
 				  j->per_request ? "request" : "sample", B(a, j->y[0]),

@@ -127,9 +127,12 @@ struct model_gpu_stat {
 
 struct model_gpu_live {
 	__u64 handle, size, ts;
+	__u64 phys; /* VMM map: the physical handle mapped */
 	__u32 stack_id, mem_type, flags;
+	__u32 maps; /* VMM physical: mappings of it still live */
 	__u16 func;
 	__u8 api, kind, cls, used;
+	bool released; /* VMM physical: released, live until its last unmap */
 };
 
 struct model_gpu_failure {

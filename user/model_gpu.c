@@ -270,14 +270,32 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 				      .kind = kind,
 				      .cls = kind_class(kind),
 				      .used = 1 };
+	if (l->cls == C_VMM_MAP) {
+		struct model_gpu_live *phys = find(g, e->aux, C_VMM_PHYS, e->api);
+
+		l->phys = e->aux;
+		if (phys)
+			phys->maps++;
+	}
 	account(st, e->hdr.ts_ns, bytes_of(e->size), 1);
 	hold(g, l, e->hdr.ts_ns, bytes_of(e->size));
 	(void)m;
 }
 
+/* l's bytes are no longer live */
+static void end_live(struct model_gpu *g, struct model_gpu_live *l, __u64 ts)
+{
+	g->st[l->api][l->kind].frees++;
+	g->st[l->api][l->kind].freed_bytes += l->size;
+	account(&g->st[l->api][l->kind], ts, -bytes_of(l->size), -1);
+	hold(g, l, ts, -bytes_of(l->size));
+	l->used = 2;
+	g->nr_live--;
+}
+
 static void on_free(struct model_gpu *g, const struct gmt_gpu_call *e)
 {
-	struct model_gpu_live *l;
+	struct model_gpu_live *l, *phys;
 
 	if (e->result)
 		return; /* a failed free frees nothing */
@@ -288,12 +306,16 @@ static void on_free(struct model_gpu *g, const struct gmt_gpu_call *e)
 		g->unknown_frees++; /* allocated before tracing began */
 		return;
 	}
-	g->st[l->api][l->kind].frees++;
-	g->st[l->api][l->kind].freed_bytes += l->size;
-	account(&g->st[l->api][l->kind], e->hdr.ts_ns, -bytes_of(l->size), -1);
-	hold(g, l, e->hdr.ts_ns, -bytes_of(l->size));
-	l->used = 2;
-	g->nr_live--;
+	/* CUDA VMM: physical memory released while mapped stays live until
+	 * its last unmap (ggml's pool releases right after mapping) */
+	if (l->cls == C_VMM_PHYS && l->maps) {
+		l->released = true;
+		return;
+	}
+	if (l->cls == C_VMM_MAP && (phys = find(g, l->phys, C_VMM_PHYS, l->api)) && phys->maps &&
+	    !--phys->maps && phys->released)
+		end_live(g, phys, e->hdr.ts_ns);
+	end_live(g, l, e->hdr.ts_ns);
 }
 
 void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e)

@@ -11,10 +11,16 @@
 
 #define WIDTH 96
 
-static const char *const titles[F_NR] = {
-	"ALLOCATION FAILURE", "EXITED",	       "LEAK", "UNEXPLAINED DEVICE GROWTH",
-	"EVICTION SLOWDOWN",  "BOUNDED CACHE", "STEP", "STEADY"
-};
+static const char *const titles[F_NR] = { "ALLOCATION FAILURE",
+					  "EXITED",
+					  "LEAK",
+					  "UNEXPLAINED DEVICE GROWTH",
+					  "EVICTION SLOWDOWN",
+					  "GROWING",
+					  "BOUNDED CACHE",
+					  "SETTLED",
+					  "STEP",
+					  "STEADY" };
 
 /* a paragraph, wrapped at WIDTH with an indent */
 static void wrap(FILE *out, const char *s, int indent)

@@ -181,14 +181,19 @@ static void probes(struct screen *s, const struct model *m)
 /* a verdict in a line */
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
-	static const char *const names[F_NR] = { "FAILED",  "EXITED", "LEAK", "UNEXPLAINED",
-						 "EVICTED", "CACHE",  "STEP", "STEADY" };
+	static const char *const names[F_NR] = { "FAILED",  "EXITED",  "LEAK",	"UNEXPLAINED",
+						 "EVICTED", "GROWING", "CACHE", "SETTLED",
+						 "STEP",    "STEADY" };
 	struct top_line *l = line(s, TA_NORMAL);
 	char a[32], b[32];
 	size_t i;
 
-	put(s, l, f->kind == F_BOUNDED || f->kind == F_STEP ? TA_HEAD : TA_ALERT, "%-11s",
-	    names[f->kind]);
+	put(s, l,
+	    f->kind == F_BOUNDED || f->kind == F_STEP || f->kind == F_SETTLED ||
+			    f->kind == F_GROWING ?
+		    TA_HEAD :
+		    TA_ALERT,
+	    "%-11s", names[f->kind]);
 	switch (f->kind) {
 	case F_ALLOC_FAILURE:
 		put(s, l, TA_NORMAL, " %s %s at %.1f s", f->strs[0], f->strs[1], f->since_s);
@@ -214,7 +219,13 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 		    i < f->nr_nums ? B(a, f->nums[i].v) : "?", f->since_s, f->strs[0]);
 		break;
 	case F_BOUNDED:
+	case F_SETTLED:
 		put(s, l, TA_NORMAL, " %s levelled off at %s", f->where, B(a, f->ceiling));
+		break;
+	case F_GROWING:
+		put(s, l, TA_NORMAL, " %s %s/%s, too early to tell", f->where,
+		    D(a, f->per_request ? f->bytes_per_request : f->bytes_per_second),
+		    f->per_request ? "request" : "s");
 		break;
 	default:
 		put(s, l, TA_NORMAL, " %s one step of %s", f->where, D(b, f->shape.step_size));

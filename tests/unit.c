@@ -1078,6 +1078,96 @@ static const struct finding *find_finding(const struct findings *fs, enum findin
 	return NULL;
 }
 
+static void rss_at(struct model *m, double t, __u64 bytes)
+{
+	struct gmt_rss e;
+
+	event__init(&e.hdr, GMT_EV_RSS, sizeof(e), T(t), 100);
+	e.member = GMT_RSS_ANON;
+	e.bytes = bytes;
+	model__add(m, &e.hdr);
+}
+
+static void mmap_at(struct model *m, double t, __u64 addr, __u64 len, __u32 prot, __u32 stack)
+{
+	struct gmt_mmap e;
+
+	memset(&e, 0, sizeof(e));
+	event__init(&e.hdr, GMT_EV_MMAP, sizeof(e), T(t), 100);
+	e.addr = addr;
+	e.len = len;
+	e.prot = prot;
+	e.flags = 0x22;
+	e.fd = -1;
+	e.fd_class = GMT_FD_ANON;
+	e.stack_id = stack;
+	model__add(m, &e.hdr);
+}
+
+/* host memory that Vulkan allocations make on llvmpipe is counted once, as
+ * Vulkan's; a PROT_NONE reservation holds none of a host leak */
+static void test_findings_counted_once(void)
+{
+	struct model *m = model_of_run(2), *h = model_of_run(2);
+	const struct finding *f;
+	struct gmt_gpu_device d;
+	struct findings *fs = NULL, *hs = NULL;
+	size_t i, k;
+	bool said = false;
+
+	memset(&d, 0, sizeof(d));
+	event__init(&d.hdr, GMT_EV_GPU_DEVICE, sizeof(d), T(1), 100);
+	d.api = GMT_API_VK;
+	d.vendor_id = 0x10005;
+	snprintf(d.name, sizeof(d.name), "llvmpipe (LLVM 15.0.6, 256 bits)");
+	d.nr_types = d.nr_heaps = 1;
+	d.types[0] = (struct gmt_gpu_mem_type){ 1, 0 };
+	d.heaps[0] = (struct gmt_gpu_mem_heap){ 16ull << 30, 1, 0 };
+	model__add(m, &d.hdr);
+	rss_at(m, 2.9, 200ull << 20);
+	rss_at(h, 2.9, 200ull << 20);
+	for (i = 0; i < 12; i++) {
+		double t = 3 + i;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i,
+			 8 << 20, 0, 0);
+		rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * (8ull << 20) + 4096 * (i % 3));
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+
+		/* the other process: 8 MiB mapped and touched, 64 MiB reserved */
+		http_event(h, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		mmap_at(h, t + 0.1, 0x7f0000000000 + i * (1ull << 30), 8 << 20, 3, 7);
+		mmap_at(h, t + 0.2, 0x7e0000000000 + i * (1ull << 30), 64 << 20, 0, 9);
+		rss_at(h, t + 0.3, (200ull << 20) + (i + 1) * (8ull << 20) + 4096 * (i % 3));
+		http_event(h, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(h, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	fs = findings__build(m);
+	hs = findings__build(h);
+	ASSERT_TRUE(find_finding(fs, F_LEAK, "vulkan_device") != NULL, "the Vulkan leak");
+	f = find_finding(fs, F_STEADY, "host_anon");
+	if (!ASSERT_TRUE(f != NULL, "the host heap, less Vulkan memory, is steady"))
+		goto out;
+	for (k = 0; k < f->nr_evidence; k++)
+		said |= strstr(f->evidence[k], "counted once") != NULL;
+	ASSERT_TRUE(said, "and says so");
+	f = find_finding(hs, F_LEAK, "host_anon");
+	if (!ASSERT_TRUE(f != NULL, "without Vulkan, the host heap leaks"))
+		goto out;
+	for (k = 0; k < f->nr_stacks; k++)
+		ASSERT_TRUE(f->stacks[k].stack_id != 9, "a PROT_NONE reservation holds nothing");
+	ASSERT_TRUE(f->nr_stacks >= 1 && f->stacks[0].stack_id == 7 &&
+			    f->stacks[0].bytes == 12 * (8ull << 20),
+		    "the mappings made and touched hold it");
+out:
+	findings__free(fs);
+	findings__free(hs);
+	model__free(m);
+	model__free(h);
+}
+
 /* the leaky model: a leak, growth the API does not explain, and the failure
  * with what was live */
 static void test_findings(void)
@@ -1312,6 +1402,7 @@ static const struct {
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_analyze_controls", test_analyze_controls },
 	{ "unit_findings", test_findings },
+	{ "unit_findings_counted_once", test_findings_counted_once },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_fmt", test_fmt },

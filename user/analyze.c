@@ -318,24 +318,29 @@ static bool drift_maybe(const struct drift *d)
 
 /* a stretch is flat when it shows no drift either way (or its change stays
  * within the noise), and its points span no more than ten noise deviations
- * or a quarter of what matters: a step, a ramp or a random walk inside is
- * not flat */
+ * or a quarter of what matters (or than what matters, in steps of a quarter
+ * of it at most): a step, a ramp or a random walk inside is not flat */
 static bool flat(const double *y, size_t n, double noise, double material)
 {
-	double lo = INFINITY, hi = -INFINITY;
+	double lo = INFINITY, hi = -INFINITY, step = 0;
 	struct drift d;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		lo = fmin(lo, y[i]);
 		hi = fmax(hi, y[i]);
+		if (i)
+			step = fmax(step, fabs(y[i] - y[i - 1]));
 	}
-	if (n > 1 && hi - lo > fmax(10 * noise, material / 4))
+	/* a slow creep that never matters is flat too */
+	if (n > 1 && hi - lo > fmax(10 * noise, material / 4) &&
+	    (hi - lo > material || step > material / 4))
 		return false;
 	if (n < 3)
 		return true;
 	drift_of(y, n, &d);
-	return fabs(d.t) < t_quantile(d.df, T95) || fabs(d.slope) * n < SIGNIFICANT * noise;
+	return fabs(d.t) < t_quantile(d.df, T95) || fabs(d.slope) * n < SIGNIFICANT * noise ||
+	       fabs(d.slope) * n < material / 2;
 }
 
 /* flat, a jump, flat */

@@ -157,6 +157,14 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 			  "that, %s by %s",
 			  B(a, total), model__secs(m, from), model__secs(m, to),
 			  B(b, f->stacks[0].bytes), f->stacks[0].label);
+	/* a mapping's bytes are address space: only what was touched is
+	 * resident, and the level says how much that can be at most */
+	x = j->y[j->n - 1] - j->y[0];
+	if (!strcmp(j->c.name, "host_anon") && x > 0 && (double)total > 1.1 * x)
+		finding__evidence(f,
+				  "the mappings cover %s but the heap grew by %s: part of them was "
+				  "never touched (resident bytes per mapping are not traced)",
+				  B(a, total), B(b, x));
 }
 
 /* live graph executables that grow with device memory */
@@ -288,6 +296,15 @@ static void steady_message(const struct judged *j, struct finding *f)
 	}
 	mid = v ? analyze__median(v, j->n) : j->y[j->n - 1];
 	free(v);
+	/* "steady at X" only where the level stayed near X all along */
+	if (hi - lo >= j->material && hi - lo > 10 * j->r.noise) {
+		snprintf(f->message, sizeof(f->message),
+			 "%s moved between %s and %s over %zu %ss and ended at %s, with no sure "
+			 "rise or fall: no leak so far.",
+			 j->c.text, B(b, lo), B(c, hi), j->n, j->per_request ? "request" : "sample",
+			 B(a, j->y[j->n - 1]));
+		return;
+	}
 	len = snprintf(f->message, sizeof(f->message),
 		       "%s is steady at about %s (between %s and %s) over %zu %ss.", j->c.text,
 		       B(a, mid), B(b, lo), B(c, hi), j->n, j->per_request ? "request" : "sample");

@@ -8,7 +8,9 @@
 #   2. four slots and four clients at once;
 #   3. the default (CUDA graphs on) against GGML_CUDA_DISABLE_GRAPHS=1;
 #   4. a context too big for the GPU (--fit off): the first verdict is the
-#      failing cudaMalloc, then the exit.
+#      failing cudaMalloc, then the exit;
+#   5. steady servers (prompt cache off; graphs on and off; one slot and
+#      four): no leak and no cache verdict, whatever else moves.
 # Usage: sudo tests/cuda/llama-server.sh SRC.tar.gz MODEL.gguf [GPUMEMTRACE]
 #   (needs nvcc, cmake, ninja and python3; the reports and tables end up in
 #   $OUT/cuda-llama-server.tar.gz, or /tmp without OUT)
@@ -109,6 +111,27 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# a server with nothing to keep: its verdicts, and none a leak or a cache
+steady() {
+	local np=$1
+	shift
+	start_server -np "$np" -c $((2048 * np)) -ngl 99 --cache-ram 0 "$@" || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients "$np" --requests $((16 / np)) --tokens 32 --spread 4 --words 60 || return 1
+	python3 - "$T/gmt.out" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+print("verdicts:", [(x["kind"], x["category"]) for x in f])
+for x in f:
+    if x["kind"] != "steady":
+        print("  %s %s: %s" % (x["kind"], x["category"], x["message"][:400]))
+sys.exit(1 if any(x["kind"] in ("leak", "bounded_cache") for x in f) else 0)
+PY
+}
+
+case_ cuda_steady_graphs_on steady 1
+GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_steady_graphs_off steady 1
+case_ cuda_steady_four_slots steady 4
 case_ cuda_one_at_a_time one_at_a_time
 case_ cuda_concurrent_slots concurrent
 GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_graphs_off one_at_a_time

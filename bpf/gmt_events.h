@@ -36,6 +36,7 @@ enum gmt_type {
 	GMT_EV_MEMINFO = 23,	/* user: the host's memory (/proc/meminfo), each interval */
 	GMT_EV_NVML = 24,	/* user: NVML's account of one GPU and the process on it */
 	GMT_EV_PROC_ENV = 25,	/* user: the target's settings from its environment */
+	GMT_EV_MAP_RSS = 26,	/* user: resident bytes of anonymous mappings (smaps) */
 	GMT_EV_MAX,
 };
 
@@ -112,6 +113,22 @@ struct gmt_proc_env {
 	__u32 vars_len;
 	__u32 pad;
 	char vars[];
+};
+
+/* A mapping's length is address space: only what was touched is memory.
+ * Every tenth interval, and at the end, /proc/PID/smaps's anonymous areas,
+ * in address order, up to GMT_MAP_RSS_MAX a record; one snapshot's records
+ * share a timestamp. */
+#define GMT_MAP_RSS_MAX 256
+struct gmt_map_rss_area {
+	__u64 start, end, rss;
+};
+
+struct gmt_map_rss {
+	struct gmt_hdr hdr;
+	__u32 nr;
+	__u32 pad;
+	struct gmt_map_rss_area v[];
 };
 
 struct gmt_exec {

@@ -1039,6 +1039,34 @@ test_runner_leaves_nothing_behind() {
 	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
 }
 
+# A mapping's length is address space: /proc/PID/smaps, read at the end,
+# says what each mapping made while traced holds. Each step maps 8 MiB it
+# touches and 32 MiB it never touches (the workload's own account).
+test_mappings_hold_their_resident_bytes() {
+	need_root
+	local want spare
+	mkfifo "$T/hold"
+	start_workload --steps 4 --step-mib 8 --spare-mib 32 --hold "$T/hold"
+	start_tracer --json -p "$WL_PID" || return 1
+	release_workload
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	echo go >"$T/hold"
+	want=$(jqr '.bytes / .mmaps' "$T/wl.json")
+	spare=$(jqr '.spare_bytes / .mmaps' "$T/wl.json")
+	expect '[ "$(jq --argjson s "$spare" "[.processes[0].mappings.largest[] |
+		select(.size_bytes == \$s and .resident_bytes == 0)] | length" "$T/gmt.out")" = 4 ]' \
+		"four untouched mappings hold nothing: $(jq -c '[.processes[0].mappings.largest[] | [.size_bytes, .resident_bytes]]' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jq --argjson w "$want" "[.processes[0].mappings.largest[] |
+		select(.size_bytes == \$w and .resident_bytes >= 0.98 * \$w and
+		.resident_bytes <= \$w)] | length" "$T/gmt.out")" = 4 ]' \
+		"four touched mappings hold their bytes" || return 1
+	expect '[ "$(jq --argjson b "$(jqr .bytes "$T/wl.json")" ".processes[0].rss.anon.change_bytes |
+		. >= 0.98 * \$b and . <= 1.02 * \$b" "$T/gmt.out")" = true ]' \
+		"RSS grew by what was touched: $(jqr .processes[0].rss.anon.change_bytes "$T/gmt.out")"
+}
+
 # the tracer killed outright while recording: what reached the file replays
 # (it is written at least every second), the growth made before included
 test_sigkill_while_recording_keeps_what_was_written() {

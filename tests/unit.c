@@ -1112,6 +1112,7 @@ static void test_findings_counted_once(void)
 	const struct finding *f;
 	struct gmt_gpu_device d;
 	struct findings *fs = NULL, *hs = NULL;
+	struct gmt_map_rss *r;
 	size_t i, k;
 	bool said = false;
 
@@ -1136,14 +1137,32 @@ static void test_findings_counted_once(void)
 		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
 		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
 
-		/* the other process: 8 MiB mapped and touched, 64 MiB reserved */
+		/* the other process: 16 MiB mapped of which 8 touched, 64 MiB
+		 * reserved, and an arena reserved of which 4 MiB made usable */
 		http_event(h, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
-		mmap_at(h, t + 0.1, 0x7f0000000000 + i * (1ull << 30), 8 << 20, 3, 7);
+		mmap_at(h, t + 0.1, 0x7f0000000000 + i * (1ull << 30), 16 << 20, 3, 7);
 		mmap_at(h, t + 0.2, 0x7e0000000000 + i * (1ull << 30), 64 << 20, 0, 9);
-		rss_at(h, t + 0.3, (200ull << 20) + (i + 1) * (8ull << 20) + 4096 * (i % 3));
+		mmap_at(h, t + 0.2, 0x7d0000000000 + i * (1ull << 30), 64 << 20, 0, 11);
+		rss_at(h, t + 0.3, (200ull << 20) + (i + 1) * (12ull << 20) + 4096 * (i % 3));
 		http_event(h, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
 		http_event(h, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
 	}
+	/* smaps at the end: what each area holds */
+	r = calloc(1, sizeof(*r) + 36 * sizeof(r->v[0]));
+	if (!ASSERT_TRUE(r != NULL, "memory"))
+		goto out;
+	event__init(&r->hdr, GMT_EV_MAP_RSS, sizeof(*r) + 36 * sizeof(r->v[0]), T(15.5), 100);
+	for (i = 0; i < 36; i++) {
+		__u64 base =
+			(0x7d0000000000ull + (i / 12) * 0x10000000000ull) + (i % 12) * (1ull << 30);
+
+		r->v[i].start = base;
+		r->v[i].end = base + (i < 24 ? 64 << 20 : 16 << 20);
+		r->v[i].rss = i < 12 ? 4 << 20 : i < 24 ? 0 : 8 << 20;
+	}
+	r->nr = 36;
+	model__add(h, &r->hdr);
+	free(r);
 	fs = findings__build(m);
 	hs = findings__build(h);
 	ASSERT_TRUE(find_finding(fs, F_LEAK, "vulkan_device") != NULL, "the Vulkan leak");
@@ -1158,9 +1177,12 @@ static void test_findings_counted_once(void)
 		goto out;
 	for (k = 0; k < f->nr_stacks; k++)
 		ASSERT_TRUE(f->stacks[k].stack_id != 9, "a PROT_NONE reservation holds nothing");
-	ASSERT_TRUE(f->nr_stacks >= 1 && f->stacks[0].stack_id == 7 &&
+	ASSERT_TRUE(f->nr_stacks >= 2 && f->stacks[0].stack_id == 7 &&
 			    f->stacks[0].bytes == 12 * (8ull << 20),
-		    "the mappings made and touched hold it");
+		    "the mappings hold what was touched of them");
+	ASSERT_TRUE(f->nr_stacks >= 2 && f->stacks[1].stack_id == 11 &&
+			    f->stacks[1].bytes == 12 * (4ull << 20),
+		    "and the arenas what was made usable");
 out:
 	findings__free(fs);
 	findings__free(hs);

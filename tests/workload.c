@@ -11,6 +11,7 @@
  * --churn N     then N small mmap/munmap pairs (fills a ring buffer)
  * --out FILE    write the summary to FILE (may be a FIFO) instead of stdout
  * --threads N   start and join N threads first
+ * --spare-mib M each step also maps M MiB it never touches
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,7 +26,7 @@
 #define MAX_STEPS 1024
 
 struct totals {
-	long mmaps, pages, bytes;
+	long mmaps, pages, bytes, spare_bytes;
 	unsigned long addrs[MAX_STEPS];
 };
 
@@ -74,6 +75,18 @@ __attribute__((noinline)) static void grow_step(size_t len, struct totals *t)
 	t->bytes += len;
 }
 
+/* address space only: mapped, never touched */
+__attribute__((noinline)) static void spare_step(size_t len, struct totals *t)
+{
+	if (!len)
+		return;
+	if (!map_anon(len)) {
+		perror("mmap");
+		exit(2);
+	}
+	t->spare_bytes += len;
+}
+
 static void *idle_thread(void *arg)
 {
 	return arg;
@@ -109,13 +122,14 @@ static long now_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-static void run_steps(int steps, size_t step, long step_ms, struct totals *t)
+static void run_steps(int steps, size_t step, size_t spare, long step_ms, struct totals *t)
 {
 	struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
 	int i;
 
 	for (i = 0; i < steps; i++) {
 		grow_step(step, t);
+		spare_step(spare, t);
 		if (step_ms)
 			nanosleep(&ts, NULL);
 	}
@@ -126,7 +140,7 @@ int main(int argc, char **argv)
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
-	long step_mib = 16, step_ms = 0, churn_n = 0, steps_ns, churn_ns;
+	long step_mib = 16, step_ms = 0, churn_n = 0, spare_mib = 0, steps_ns, churn_ns;
 	struct totals t = { 0 };
 	pid_t child = 0;
 
@@ -137,6 +151,8 @@ int main(int argc, char **argv)
 			steps = atoi(v), i++;
 		else if (!strcmp(argv[i], "--step-mib"))
 			step_mib = atol(v), i++;
+		else if (!strcmp(argv[i], "--spare-mib"))
+			spare_mib = atol(v), i++;
 		else if (!strcmp(argv[i], "--step-ms"))
 			step_ms = atol(v), i++;
 		else if (!strcmp(argv[i], "--wait"))
@@ -161,12 +177,12 @@ int main(int argc, char **argv)
 	if (do_fork) {
 		child = fork();
 		if (!child) {
-			run_steps(steps, step_mib << 20, step_ms, &t);
+			run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, &t);
 			_exit(0);
 		}
 	}
 	steps_ns = now_ns();
-	run_steps(steps, step_mib << 20, step_ms, &t);
+	run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, &t);
 	steps_ns = now_ns() - steps_ns;
 	churn_ns = now_ns();
 	churn(churn_n);
@@ -178,11 +194,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fprintf(f,
-		"{\"pid\": %d, \"mmaps\": %ld, \"pages\": %ld, \"bytes\": %ld, "
+		"{\"pid\": %d, \"mmaps\": %ld, \"pages\": %ld, \"bytes\": %ld, \"spare_bytes\": %ld, "
 		"\"page_size\": %ld, \"churn\": %ld, \"steps_ns\": %ld, \"churn_ns\": %ld, "
 		"\"addrs\": [",
-		getpid(), t.mmaps, t.pages, t.bytes, sysconf(_SC_PAGESIZE), churn_n, steps_ns,
-		churn_ns);
+		getpid(), t.mmaps, t.pages, t.bytes, t.spare_bytes, sysconf(_SC_PAGESIZE), churn_n,
+		steps_ns, churn_ns);
 	for (i = 0; i < t.mmaps && i < MAX_STEPS; i++)
 		fprintf(f, "%s%lu", i ? ", " : "", t.addrs[i]);
 	fprintf(f, "]}\n");

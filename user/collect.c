@@ -22,6 +22,7 @@
 #define MAX_PIDS 4096
 #define STACK_BUCKETS 1024
 #define SCRATCH_SIZE 65536
+#define MAP_RSS_TICKS 10 /* smaps is read every this many intervals, and at the end */
 
 struct stack_entry {
 	__u64 hash;
@@ -541,6 +542,56 @@ static void emit_proc_env(struct collect *c, bool spawned)
 	emit(c, &e->hdr);
 }
 
+/* the resident bytes of pid's anonymous areas, from /proc/PID/smaps: what a
+ * mapping holds, where its length is only address space (reservations,
+ * mappings never touched) */
+static void emit_map_rss(struct collect *c, __u32 pid)
+{
+	struct gmt_map_rss *r = (struct gmt_map_rss *)c->scratch;
+	unsigned long long a, b, ino, kb;
+	__u64 ts = event__now_ns();
+	char path[64], line[512];
+	bool anon = false;
+	int end;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	event__init(&r->hdr, GMT_EV_MAP_RSS, sizeof(*r), ts, pid);
+	while (fgets(line, sizeof(line), f)) {
+		end = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu %n", &a, &b, &ino, &end) == 3 && end) {
+			/* no inode and no name: anonymous ([heap], [stack] have names) */
+			anon = !ino && (line[end] == 0 || line[end] == '\n');
+			continue;
+		}
+		if (!anon || sscanf(line, "Rss: %llu kB", &kb) != 1)
+			continue;
+		r->v[r->nr++] = (struct gmt_map_rss_area){ a, b, kb << 10 };
+		anon = false;
+		if (r->nr == GMT_MAP_RSS_MAX) {
+			r->hdr.len = sizeof(*r) + r->nr * sizeof(r->v[0]);
+			emit(c, &r->hdr);
+			event__init(&r->hdr, GMT_EV_MAP_RSS, sizeof(*r), ts, pid);
+		}
+	}
+	fclose(f);
+	if (r->nr) {
+		r->hdr.len = sizeof(*r) + r->nr * sizeof(r->v[0]);
+		emit(c, &r->hdr);
+	}
+}
+
+static void emit_maps_rss(struct collect *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		emit_map_rss(c, c->pids[i].pid);
+}
+
 static void emit_end(struct collect *c, __u32 reason)
 {
 	struct gmt_end e;
@@ -598,6 +649,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 {
 	__u64 now = event__now_ns(), interval = secs_ns(c->o->interval_s);
 	__u64 next_tick = now + interval;
+	unsigned int ticks = 0;
 	__u64 deadline = c->o->duration_s > 0 ? now + secs_ns(c->o->duration_s) : 0;
 	struct signalfd_siginfo si;
 	struct epoll_event evs[4];
@@ -632,6 +684,8 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 			emit_samples(c);
 			emit_faults(c);
 			emit_lost(c);
+			if (!(++ticks % MAP_RSS_TICKS))
+				emit_maps_rss(c);
 			while (next_tick <= now)
 				next_tick += interval;
 		}
@@ -741,8 +795,10 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",
 			attach__target(a));
 	ring_buffer__consume(c->rb);
-	if (reason != GMT_END_TARGET_EXIT)
+	if (reason != GMT_END_TARGET_EXIT) {
 		emit_samples(c);
+		emit_maps_rss(c);
+	}
 	emit_faults(c);
 	emit_lost(c);
 	emit_end(c, reason);

@@ -105,6 +105,22 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "reason", strn(p->reason, sizeof(p->reason)));
 		break;
 	}
+	case GMT_EV_MAP_RSS: {
+		const struct gmt_map_rss *r = (const void *)e;
+		struct json_object *a = json_object_new_array();
+		__u32 i;
+
+		for (i = 0; i < r->nr; i++) {
+			struct json_object *v = json_object_new_array();
+
+			json_object_array_add(v, u64(r->v[i].start));
+			json_object_array_add(v, u64(r->v[i].end));
+			json_object_array_add(v, u64(r->v[i].rss));
+			json_object_array_add(a, v);
+		}
+		add(o, "areas", a);
+		break;
+	}
 	case GMT_EV_PROC_ENV: {
 		const struct gmt_proc_env *v = (const void *)e;
 		struct json_object *a = json_object_new_array();

@@ -35,6 +35,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_MEMINFO] = { "meminfo", sizeof(struct gmt_meminfo) },
 	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
 	[GMT_EV_PROC_ENV] = { "proc_env", sizeof(struct gmt_proc_env) },
+	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -94,6 +95,12 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 	case GMT_EV_PROC_ENV:
 		return sizeof(struct gmt_proc_env) + ((const struct gmt_proc_env *)e)->vars_len <=
 		       e->len;
+	case GMT_EV_MAP_RSS:
+		return ((const struct gmt_map_rss *)e)->nr <= GMT_MAP_RSS_MAX &&
+		       sizeof(struct gmt_map_rss) +
+				       ((const struct gmt_map_rss *)e)->nr *
+					       (__u64)sizeof(struct gmt_map_rss_area) <=
+			       e->len;
 	case GMT_EV_DECODE:
 		/* recordings from before sequences end at nr_seqs */
 		return e->len < sizeof(struct gmt_decode) ||

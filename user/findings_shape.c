@@ -118,11 +118,16 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 		for (i = 0; i < p->nr_maps; i++) {
 			const struct model_mapping *mp = &p->maps[i];
 
-			/* a PROT_NONE reservation (glibc's 64 MiB arenas, libcuda's
-			 * address space) is address space, not memory */
-			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON &&
-			    mp->prot != 0 && (!mp->gone_ts || mp->gone_ts > to))
-				hold(v, &n, 255, mp->stack_id, mp->live ? mp->live : mp->len);
+			/* what it holds: its resident bytes where smaps said; else
+			 * its length, and nothing for a PROT_NONE reservation (glibc's
+			 * 64 MiB arenas, libcuda's address space) */
+			__u64 held = mp->resident_ts ? mp->resident :
+				     mp->prot	     ? (mp->live ? mp->live : mp->len) :
+						       0;
+
+			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON && held &&
+			    (!mp->gone_ts || mp->gone_ts > to))
+				hold(v, &n, 255, mp->stack_id, held);
 		}
 		if (p->brk_seen && p->brk_last > p->brk_first) {
 			v[n] = (struct finding_stack){ .bytes = p->brk_last - p->brk_first,

@@ -181,6 +181,42 @@ static void on_proc(struct model_proc *p, const struct gmt_proc *e)
 	p->cmdline = dup_tail(e->cmdline, strnlen(e->cmdline, e->cmdline_len));
 }
 
+/* the resident bytes of the mappings made while traced, from one record of
+ * an smaps snapshot: each area's bytes shared by the mappings in it, by
+ * their overlap (adjacent mappings merge into one area) */
+static void on_map_rss(struct model_proc *p, const struct gmt_map_rss *e)
+{
+	__u64 lo, hi, from, to, share;
+	size_t i;
+	__u32 k;
+
+	if (!e->nr)
+		return;
+	lo = e->v[0].start;
+	hi = e->v[e->nr - 1].end;
+	for (i = 0; i < p->nr_maps; i++) {
+		struct model_mapping *mp = &p->maps[i];
+
+		if (mp->gone_ts || mp->fd_class != GMT_FD_ANON || mp->addr >= hi ||
+		    mp->addr + mp->len <= lo)
+			continue;
+		/* a snapshot's records share its time: the first one starts over */
+		if (mp->resident_ts != e->hdr.ts_ns)
+			mp->resident = 0;
+		mp->resident_ts = e->hdr.ts_ns;
+		for (k = 0; k < e->nr; k++) {
+			const struct gmt_map_rss_area *a = &e->v[k];
+
+			from = a->start > mp->addr ? a->start : mp->addr;
+			to = a->end < mp->addr + mp->len ? a->end : mp->addr + mp->len;
+			if (to <= from || a->end <= a->start)
+				continue;
+			share = (__u64)((double)a->rss * (to - from) / (a->end - a->start));
+			mp->resident += share;
+		}
+	}
+}
+
 static void on_proc_env(struct model_proc *p, const struct gmt_proc_env *e)
 {
 	free(p->env);
@@ -503,6 +539,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_PROC_ENV:
 		on_proc_env(p, (const void *)e);
+		break;
+	case GMT_EV_MAP_RSS:
+		on_map_rss(p, (const void *)e);
 		break;
 	case GMT_EV_EXEC:
 		on_exec(p, (const void *)e);

@@ -28,8 +28,9 @@ struct model_mapping {
 	__u64 ts;
 	__u64 addr;
 	__u64 len;
-	__u64 live;    /* bytes of it still mapped */
-	__u64 gone_ts; /* when live fell to 0 */
+	__u64 live;		     /* bytes of it still mapped */
+	__u64 gone_ts;		     /* when live fell to 0 */
+	__u64 resident, resident_ts; /* of it, from the last smaps snapshot; ts 0: never */
 	__u32 prot, flags, fd_class, stack_id;
 };
 

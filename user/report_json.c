@@ -175,6 +175,7 @@ static struct json_object *mapping_json(const struct model *m, const struct mode
 	add(o, "addr", u64(mp->addr));
 	add(o, "size_bytes", u64(mp->len));
 	add(o, "live_bytes", u64(mp->live));
+	add(o, "resident_bytes", mp->resident_ts ? u64(mp->resident) : NULL);
 	add(o, "prot", str(fmt_prot(prot, sizeof(prot), mp->prot)));
 	add(o, "flags", u64(mp->flags));
 	add(o, "kind", str(fd_class_name(mp->fd_class)));

@@ -13,12 +13,12 @@ USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o \
-	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o $(OUTPUT)/user/top.o,$(USER_OBJS))
+	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o $(OUTPUT)/user/top.o $(OUTPUT)/user/unwind.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
-LIBS := -lbpf -lelf -ljson-c -liberty -lncursesw -ltinfo -lzstd -lz -lm
+LIBS := -lbpf -ldw -lelf -ljson-c -liberty -lncursesw -ltinfo -lzstd -llzma -lbz2 -lz -lm
 # one binary to copy to another host or into a VM
 LDFLAGS += -static
 

@@ -10,5 +10,7 @@ const volatile __u64 mmap_stack_min = 128 << 10;
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u32 page_shift = 12;
 const volatile __u32 all_bos = 0;
+const volatile __u32 unwind_cfi = 0;
+__u32 serving = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -44,6 +44,8 @@ GMT_SHARED const volatile __u64 rss_step_bytes;
 GMT_SHARED const volatile __u64 mmap_stack_min;
 GMT_SHARED const volatile __u64 wakeup_bytes;
 GMT_SHARED const volatile __u32 page_shift;
+GMT_SHARED const volatile __u32 unwind_cfi; /* send stack slices to unwind by CFI */
+GMT_SHARED __u32 serving; /* a target has read an HTTP request: no more stack slices */
 
 /* every program asks this first, mostly of other processes: the one target
  * is a compare; only with -f does it take a map lookup */

@@ -37,6 +37,7 @@ enum gmt_type {
 	GMT_EV_NVML = 24,	/* user: NVML's account of one GPU and the process on it */
 	GMT_EV_PROC_ENV = 25,	/* user: the target's settings from its environment */
 	GMT_EV_MAP_RSS = 26,	/* user: resident bytes of anonymous mappings (smaps) */
+	GMT_EV_USTACK = 27,	/* registers and a slice of the user stack, to unwind */
 	GMT_EV_MAX,
 };
 
@@ -113,6 +114,26 @@ struct gmt_proc_env {
 	__u32 vars_len;
 	__u32 pad;
 	char vars[];
+};
+
+/* Release builds keep no frame pointers, but every binary keeps its call
+ * frame information (.eh_frame). At a GPU allocation in a process the
+ * tracer started, until its first HTTP request, the registers and up to
+ * GMT_USTACK_BYTES of the user stack from its pointer go out just before
+ * the record they belong to (the next one from the same thread); user space
+ * unwinds them with libdw when the frame-pointer walk stops short, and the
+ * record carries the frames found. Never recorded to a file, and never
+ * taken once a request (whose bytes a stack could hold) has been read. */
+#define GMT_USTACK_BYTES 61440 /* the most a record holds; see bench/results.md */
+#define GMT_USTACK_REGS                                                          \
+	17 /* x86-64 DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip \
+	    */
+struct gmt_ustack {
+	struct gmt_hdr hdr;
+	__u64 regs[GMT_USTACK_REGS];
+	__u32 size; /* bytes of data read: 0 when the read failed */
+	__u32 pad;
+	__u8 data[GMT_USTACK_BYTES];
 };
 
 /* A mapping's length is address space: only what was touched is memory.

@@ -221,6 +221,52 @@ static __always_inline void fill(struct gmt_gpu_call *e, struct gpu_frame *f, __
 	}
 }
 
+/* the registers and a slice of the stack, for user space to unwind by the
+ * call frame information when frame pointers stop short; a stack near its
+ * top end is read in a smaller slice */
+static __always_inline void send_ustack(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct gmt_ustack *u;
+	__u64 sp = PT_REGS_SP(ctx);
+	__u32 n, i;
+
+	u = gmt_reserve(sizeof(*u), GMT_EV_USTACK, GMT_SRC_GPU);
+	if (!u)
+		return;
+	u->regs[0] = ctx->ax;
+	u->regs[1] = ctx->dx;
+	u->regs[2] = ctx->cx;
+	u->regs[3] = ctx->bx;
+	u->regs[4] = ctx->si;
+	u->regs[5] = ctx->di;
+	u->regs[6] = ctx->bp;
+	u->regs[7] = sp;
+	u->regs[8] = ctx->r8;
+	u->regs[9] = ctx->r9;
+	u->regs[10] = ctx->r10;
+	u->regs[11] = ctx->r11;
+	u->regs[12] = ctx->r12;
+	u->regs[13] = ctx->r13;
+	u->regs[14] = ctx->r14;
+	u->regs[15] = ctx->r15;
+	u->regs[16] = ctx->ip;
+	u->pad = 0;
+	/* page by page, up to the stack's top: a read past it fails whole */
+	n = 4096 - (sp & 4095);
+	if (n > 4096 || bpf_probe_read_user(u->data, n, (void *)sp))
+		n = 0;
+	for (i = 0; n && i < GMT_USTACK_BYTES / 4096; i++) {
+		if (n > GMT_USTACK_BYTES - 4096 ||
+		    bpf_probe_read_user(u->data + n, 4096, (void *)(sp + n)))
+			break;
+		n += 4096;
+	}
+	u->size = n;
+	gmt_submit(u);
+#endif
+}
+
 SEC("uretprobe")
 int gpu_return(struct pt_regs *ctx)
 {
@@ -244,6 +290,8 @@ int gpu_return(struct pt_regs *ctx)
 		gmt_submit(e);
 		return 0;
 	}
+	if (unwind_cfi && !serving)
+		send_ustack(ctx);
 	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_GPU_CALL, GMT_SRC_GPU);
 	if (!e)
 		return 0;

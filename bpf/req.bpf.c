@@ -174,6 +174,7 @@ static __always_inline bool request_at(struct scan *s, __u32 off, struct conn *c
 		return false;
 	if (!c)
 		return true;
+	serving = 1;
 	e = http_event(c, fd, GMT_HTTP_REQUEST);
 	if (!e)
 		return true;

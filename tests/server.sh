@@ -168,6 +168,16 @@ test_server_startup_out_of_device_memory() {
 	expect '[ "$(jqr "[.findings[] | select(.kind == \"exit\")][0].exit_status" "$T/gmt.out")" = 1 ]' \
 		"and it exited with status 1: $(jq -c '[.findings[] | select(.kind == "exit")]' "$T/gmt.out")" ||
 		return 1
+	# llama.cpp is built without frame pointers: unwound by its .eh_frame,
+	# the stacks say what the memory was for. The KV cache is the failing
+	# call and the biggest holder; the weights are named apart
+	expect 'jq -e ".findings[0] | (.message | test(\"for the KV cache failed\")) and
+		.stacks[0].role == \"KV cache\" and any(.stacks[]; .role == \"model weights\")" \
+		"$T/gmt.out" >/dev/null' "by role: $(jq -c '.findings[0] | [.message, [.stacks[] | [.role, .bytes]]]' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jqr ".processes[0].gpu.failures[0].stack[-1].symbol" "$T/gmt.out")" = _start ]' \
+		"the failing call's stack reaches _start: $(jq -c '[.processes[0].gpu.failures[0].stack[].symbol]' "$T/gmt.out")" ||
+		return 1
 	expect '[ "$(jqr .processes[0].llama_server.ctx_size "$T/gmt.out")" = 2000000 ]' \
 		"its settings read: $(jq -c .processes[0].llama_server "$T/gmt.out")"
 }

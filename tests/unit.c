@@ -986,6 +986,20 @@ static void test_analyze_shapes(void)
 	}
 	analyze__shape(y, 3, 0, &r);
 	ASSERT_EQ(r.shape, SHAPE_UNKNOWN, "three points say nothing");
+	/* a steady llama-server on CUDA (H200, --cache-ram 0): its host heap
+	 * before each of 20 requests' ends, as measured; a warm-up, then 256 KiB
+	 * every other request, under a hundredth of its 350 MiB */
+	{
+		static const double d[] = { 107741184, 262144, 0, 262144, 0,	  0,	  0,
+					    262144,    0,      0, 262144, 0,	  262144, 0,
+					    0,	       262144, 0, 0,	  262144, 0 };
+		double h[21] = { 159551488 };
+
+		for (i = 0; i < 20; i++)
+			h[i + 1] = h[i] + d[i];
+		analyze__shape(h, 21, 0.01 * (350 << 20), &r);
+		ASSERT_EQ(r.shape, SHAPE_STEP, "a warm-up, then a creep that does not matter");
+	}
 	/* a long series is binned, and still judged */
 	double *big = malloc(1200 * sizeof(*big));
 

@@ -697,6 +697,10 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	a->skel->rodata->follow_forks = o->follow_forks;
 	a->skel->rodata->all_bos = o->all_bos;
+	/* stack slices for unwinding by CFI, where frame pointers stop short:
+	 * only in a process started here, until its first request (a slice of
+	 * a serving thread's stack could hold a request's bytes) */
+	a->skel->rodata->unwind_cfi = a->spawned;
 	if (!access("/sys/kernel/btf/amdgpu", F_OK))
 		find_amdgpu_destroy((__u64 *)a->skel->rodata->amdgpu_destroy);
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;

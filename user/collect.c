@@ -18,11 +18,14 @@
 #include "symbolize.h"
 #include "gpulib.h"
 #include "nvml.h"
+#include "unwind.h"
 
 #define MAX_PIDS 4096
 #define STACK_BUCKETS 1024
 #define SCRATCH_SIZE 65536
-#define MAP_RSS_TICKS 10 /* smaps is read every this many intervals, and at the end */
+#define PENDING_USTACKS 8 /* threads whose stack slice waits for its record */
+#define MAX_UNWIND 64	  /* frames of a stack unwound by CFI */
+#define MAP_RSS_TICKS 10  /* smaps is read every this many intervals, and at the end */
 
 struct stack_entry {
 	__u64 hash;
@@ -50,6 +53,11 @@ struct collect {
 	size_t nr_pids;
 	__u64 lost_sent[GMT_SRC_NR];
 	int ncpus;
+	/* CFI unwinding: the stack slices waiting for the next record of
+	 * their thread, and the time it took */
+	struct unwinder *unw;
+	struct gmt_ustack *pending[PENDING_USTACKS];
+	unsigned int next_pending;
 	/* 8-byte aligned room to build records in */
 	__u64 scratch[SCRATCH_SIZE / 8];
 };
@@ -181,13 +189,62 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 
 	/* PROT_EXEC from a file: new code to symbolize against (anonymous code,
 	 * a JIT's, has no symbols and comes often) */
-	if ((e->prot & 4) && e->fd_class == GMT_FD_FILE)
+	if ((e->prot & 4) && e->fd_class == GMT_FD_FILE) {
 		symbolizer__refresh(c->sym, e->hdr.pid);
+		if (c->unw)
+			unwinder__refresh(c->unw, e->hdr.pid);
+	}
 	m.hdr.len = sizeof(m);
 	m.nr_ips = 0;
 	if (e->nr_ips)
 		m.stack_id = stack_of(c, e->hdr.pid, e->ips, e->nr_ips);
 	emit(c, &m.hdr);
+}
+
+/* keep a thread's stack slice until its record comes */
+static void on_ustack(struct collect *c, const struct gmt_ustack *s)
+{
+	unsigned int i, k = c->next_pending;
+
+	for (i = 0; i < PENDING_USTACKS; i++)
+		if (c->pending[i] && c->pending[i]->hdr.tid == s->hdr.tid) {
+			k = i;
+			break;
+		}
+	if (i == PENDING_USTACKS)
+		c->next_pending = (k + 1) % PENDING_USTACKS;
+	if (!c->pending[k] && !(c->pending[k] = malloc(sizeof(*s))))
+		return;
+	memcpy(c->pending[k], s, sizeof(*s));
+}
+
+/* the frames of the record from tid: by CFI from its stack slice when
+ * that finds more than the frame pointers did (code built without them
+ * stops their walk in its first frame); n: the frame-pointer walk's */
+static __u32 unwound_stack_of(struct collect *c, const struct gmt_hdr *e, const __u64 *fp,
+			      unsigned int n)
+{
+	__u64 ips[MAX_UNWIND];
+	struct sym_result r;
+	unsigned int i, k, valid = n;
+
+	if (!c->unw)
+		return n ? stack_of(c, e->pid, fp, n) : 0;
+	for (i = 0; i < PENDING_USTACKS; i++)
+		if (c->pending[i] && c->pending[i]->hdr.tid == e->tid &&
+		    c->pending[i]->hdr.pid == e->pid)
+			break;
+	if (i < PENDING_USTACKS) {
+		/* the frame-pointer walk ends at the first word in no code */
+		for (valid = n ? 1 : 0; valid < n; valid++)
+			if (symbolizer__resolve(c->sym, e->pid, fp[valid], &r) == -ENOENT)
+				break;
+		k = unwinder__unwind(c->unw, c->pending[i], ips, MAX_UNWIND);
+		c->pending[i]->hdr.tid = 0;
+		if (k > valid)
+			return intern_stack(c, e->pid, ips, k);
+	}
+	return n ? stack_of(c, e->pid, fp, n) : 0;
 }
 
 static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
@@ -196,8 +253,7 @@ static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
 
 	g.hdr.len = sizeof(g);
 	g.nr_ips = 0;
-	if (e->nr_ips)
-		g.stack_id = stack_of(c, e->hdr.pid, e->ips, e->nr_ips);
+	g.stack_id = unwound_stack_of(c, &e->hdr, e->ips, e->nr_ips);
 	emit(c, &g.hdr);
 }
 
@@ -219,8 +275,13 @@ static int on_ring(void *ctx, void *data, size_t size)
 	case GMT_EV_GPU_CALL:
 		on_gpu_call(c, data);
 		return 0;
+	case GMT_EV_USTACK:
+		on_ustack(c, data);
+		return 0; /* its frames go out with its record */
 	case GMT_EV_EXEC:
 		symbolizer__refresh(c->sym, e->pid);
+		if (c->unw)
+			unwinder__refresh(c->unw, e->pid);
 		reset_faults_sent(c, e->pid);
 		if (c->gpu)
 			gpulib__scan(c->gpu, e->pid);
@@ -230,8 +291,11 @@ static int on_ring(void *ctx, void *data, size_t size)
 			add_pid(c, ((const struct gmt_fork *)e)->child_pid);
 		break;
 	case GMT_EV_EXIT:
-		if (((const struct gmt_exit *)e)->group_dead)
+		if (((const struct gmt_exit *)e)->group_dead) {
 			remove_pid(c, e->pid);
+			if (c->unw)
+				unwinder__forget(c->unw, e->pid);
+		}
 		break;
 	}
 	emit(c, e);
@@ -751,6 +815,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	c->o = o;
 	c->ncpus = libbpf_num_possible_cpus();
 	c->sym = symbolizer__new(o->debug_dir);
+	c->unw = unwinder__new(c->sym);
 	c->rb = ring_buffer__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c, NULL);
 	if (!c->rb || !c->sym || c->ncpus <= 0) {
 		snprintf(err, size, "setting up the ring buffer failed: %s", strerror(errno));
@@ -771,8 +836,10 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		emit_rss_baseline(c, attach__target(a));
 	emit_proc(c, o->spawned);
 	emit_proc_env(c, o->spawned);
-	if (!o->spawned)
+	if (!o->spawned) {
 		symbolizer__refresh(c->sym, attach__target(a));
+		unwinder__refresh(c->unw, attach__target(a));
+	}
 	if (attach__gpu_ready(a))
 		start_gpu(c);
 	start_nvml(c);
@@ -810,6 +877,9 @@ out:
 	nvml__stop(c->nvml);
 	ring_buffer__free(c->rb);
 	symbolizer__free(c->sym);
+	unwinder__free(c->unw);
+	for (i = 0; i < PENDING_USTACKS; i++)
+		free(c->pending[i]);
 	free_stacks(c);
 	free(c);
 	return ret;

@@ -36,6 +36,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
 	[GMT_EV_PROC_ENV] = { "proc_env", sizeof(struct gmt_proc_env) },
 	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
+	[GMT_EV_USTACK] = { "ustack", sizeof(struct gmt_ustack) },
 };
 
 const char *event__type_name(unsigned int type)

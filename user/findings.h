@@ -34,6 +34,7 @@ struct finding_stack {
 	__u32 stack_id; /* 0: not a stack (the brk heap) */
 	__u64 bytes, count, min_size, max_size;
 	char label[96]; /* the frame that tells it from the others */
+	char role[24];	/* what it is for (roles.h), when its frames say */
 };
 
 struct finding {

@@ -6,6 +6,7 @@
 #include "findings_int.h"
 #include "fmt.h"
 #include "gpufuncs.h"
+#include "roles.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 
@@ -45,11 +46,52 @@ static bool llama(const struct model_proc *p, const struct finding *f)
 	return false;
 }
 
+/* what was live by role, biggest first, into buf: "KV cache 1.91 GiB (2),
+ * model weights 225.5 MiB (1)"; 0 when no stack names a role */
+static size_t by_role(const struct finding *f, __u64 other, char *buf, size_t size)
+{
+	struct {
+		const char *role;
+		__u64 bytes, count;
+	} v[FINDING_STACKS + 1], t;
+	size_t i, k, n = 0, len = 0;
+	bool any = false;
+	char a[32];
+
+	for (i = 0; i < f->nr_stacks; i++) {
+		const char *r = f->stacks[i].role[0] ? f->stacks[i].role : "other";
+
+		any |= f->stacks[i].role[0] != 0;
+		for (k = 0; k < n && strcmp(v[k].role, r); k++)
+			;
+		if (k == n)
+			v[n++] = (typeof(v[0])){ r, 0, 0 };
+		v[k].bytes += f->stacks[i].bytes;
+		v[k].count += f->stacks[i].count;
+	}
+	if (!any)
+		return 0;
+	for (i = 0; i < n; i++)
+		for (k = i + 1; k < n; k++)
+			if (v[k].bytes > v[i].bytes) {
+				t = v[i];
+				v[i] = v[k];
+				v[k] = t;
+			}
+	for (i = 0; i < n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s %s (%llu)", i ? ", " : "", v[i].role,
+				B(a, v[i].bytes), (unsigned long long)v[i].count);
+	if (other && len < size)
+		len += snprintf(buf + len, size - len, ", other %s", B(a, other));
+	return len;
+}
+
 static void failure(const struct model *m, const struct model_proc *p,
 		    const struct model_gpu_failure *x, unsigned int times, struct findings *fs)
 {
 	const struct gmt_gpu_device *d = x->api == GMT_API_VK ? model__vk_device(m) : NULL;
-	char a[32], b[32], name[32], res[48], where[160] = "", sz[64], kv[320];
+	char a[32], b[32], name[32], res[48], where[160] = "", sz[64], kv[320], roles[400];
+	const char *role;
 	const char *rn = gpufuncs__result_name(x->api, x->result);
 	struct finding *f = findings__add(fs, F_ALLOC_FAILURE, p->pid);
 	__u64 live = 0;
@@ -97,18 +139,29 @@ static void failure(const struct model *m, const struct model_proc *p,
 	f->nr_stacks = x->nr_groups;
 	live += x->other_bytes;
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
+	for (i = 0; i < f->nr_stacks; i++)
+		if ((role = roles__of(m, f->stacks[i].stack_id)))
+			snprintf(f->stacks[i].role, sizeof(f->stacks[i].role), "%s", role);
+	role = roles__of(m, x->stack_id);
 	finding__num(f, "live_bytes", live);
 	len = snprintf(f->message, sizeof(f->message),
-		       "%s(%s%s) failed with %s at %.2f s%s; %s was live", name,
+		       "%s(%s%s)%s%s failed with %s at %.2f s%s; %s was live", name,
 		       x->size ? B(a, x->size) : "", x->size ? where : where + (where[0] ? 2 : 0),
-		       res, f->since_s, times > 1 ? " (and again, the same way)" : "", B(b, live));
-	for (i = 0; i < f->nr_stacks && len < sizeof(f->message); i++)
-		len += snprintf(f->message + len, sizeof(f->message) - len, "%s %s %s (%s)",
-				i ? "," : ":", f->stacks[i].label, B(a, f->stacks[i].bytes),
-				sizes(&f->stacks[i], sz, sizeof(sz)));
-	if (x->other_bytes && len < sizeof(f->message))
-		len += snprintf(f->message + len, sizeof(f->message) - len, ", other %s",
-				B(a, x->other_bytes));
+		       role ? " for the " : "", role ? role : "", res, f->since_s,
+		       times > 1 ? " (and again, the same way)" : "", B(b, live));
+	/* by what it is for, where the stacks say; else by stack */
+	if (by_role(f, x->other_bytes, roles, sizeof(roles))) {
+		len += snprintf(f->message + len, sizeof(f->message) - len, ": %s", roles);
+		finding__evidence(f, "live by role: %s", roles);
+	} else {
+		for (i = 0; i < f->nr_stacks && len < sizeof(f->message); i++)
+			len += snprintf(f->message + len, sizeof(f->message) - len, "%s %s %s (%s)",
+					i ? "," : ":", f->stacks[i].label, B(a, f->stacks[i].bytes),
+					sizes(&f->stacks[i], sz, sizeof(sz)));
+		if (x->other_bytes && len < sizeof(f->message))
+			len += snprintf(f->message + len, sizeof(f->message) - len, ", other %s",
+					B(a, x->other_bytes));
+	}
 	if (x->kind == GMT_GK_GRAPH_EXEC && len < sizeof(f->message))
 		snprintf(
 			f->message + len, sizeof(f->message) - len,
@@ -119,7 +172,8 @@ static void failure(const struct model *m, const struct model_proc *p,
 		snprintf(
 			f->message + len, sizeof(f->message) - len,
 			". What to try: shrink the biggest holder, %s (%.0f%% of what was live)%s.",
-			f->stacks[0].label, live ? 100.0 * f->stacks[0].bytes / live : 0,
+			f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label,
+			live ? 100.0 * f->stacks[0].bytes / live : 0,
 			llama(p, f) ? findings__kv_advice(p, kv, sizeof(kv)) : "");
 	else if (len < sizeof(f->message))
 		snprintf(f->message + len, sizeof(f->message) - len, ".");

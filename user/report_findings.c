@@ -221,6 +221,8 @@ static struct json_object *finding_json(const struct model *m, const struct find
 	for (i = 0; i < f->nr_stacks; i++) {
 		s = json_object_new_object();
 		add(s, "label", str(f->stacks[i].label));
+		if (f->stacks[i].role[0])
+			add(s, "role", str(f->stacks[i].role));
 		add(s, "bytes", u64(f->stacks[i].bytes));
 		add(s, "count", u64(f->stacks[i].count));
 		add(s, "min_size", u64(f->stacks[i].min_size));

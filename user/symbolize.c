@@ -327,6 +327,24 @@ static int open_same_file(const struct mapping *m)
 	return fd;
 }
 
+/* the very file of m: by map_files (even deleted, or in another mount
+ * namespace), in the process's root, or the same file in our own view once
+ * the process is gone; -1 when none */
+static int open_mapping(__u32 pid, const struct mapping *m)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = procfs__open_in_root(pid, m->path);
+	if (fd < 0)
+		fd = open_same_file(m);
+	return fd;
+}
+
 static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct mapping *m)
 {
 	struct elf_file *ef;
@@ -341,15 +359,7 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 		return NULL;
 	ef->dev = m->dev;
 	ef->ino = m->ino;
-	/* map_files reaches the very file mapped, even deleted or in another
-	 * mount namespace; the root path is the fallback without CAP_SYS_ADMIN */
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = procfs__open_in_root(pid, m->path);
-	if (fd < 0)
-		fd = open_same_file(m); /* the process is gone: try our own view */
+	fd = open_mapping(pid, m);
 	if (fd >= 0) {
 		snprintf(path, sizeof(path), "/proc/%u/root", pid);
 		load_elf(s, ef, fd, access(path, F_OK) ? 0 : pid, m->path);
@@ -448,6 +458,28 @@ void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 		maps_free(old);
 	for (i = 0; pm && i < pm->nr; i++)
 		get_elf(s, pid, &pm->maps[i]);
+}
+
+void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_fn fn, void *arg)
+{
+	const struct proc_maps *pm = load_maps(s, pid);
+	const struct elf_file *ef;
+	size_t i, k;
+	__u64 vaddr;
+	int fd;
+
+	for (i = 0; pm && i < pm->nr; i++) {
+		const struct mapping *m = &pm->maps[i];
+
+		/* one report a file: its first code mapping says its bias */
+		for (k = 0; k < i && strcmp(pm->maps[k].path, m->path); k++)
+			;
+		if (k < i || !(ef = get_elf(s, pid, m)) || !file_to_vaddr(ef, m->pgoff, &vaddr))
+			continue;
+		fd = open_mapping(pid, m);
+		if (fd >= 0)
+			fn(m->path, m->start - vaddr, fd, arg);
+	}
 }
 
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out)

@@ -23,6 +23,11 @@ void symbolizer__invalidate(struct symbolizer *s, __u32 pid);
 /* read pid's code mappings and their symbols now, while the process lives:
  * what is read stays usable after it exits */
 void symbolizer__refresh(struct symbolizer *s, __u32 pid);
+/* each code file pid had mapped when last read (it may have exited since):
+ * its path, its load bias (address minus ELF virtual address), and the
+ * file opened, which fn owns */
+typedef void (*symbolizer_module_fn)(const char *path, __u64 bias, int fd, void *arg);
+void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_fn fn, void *arg);
 /* 0, or -errno when the address is in no known mapping */
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out);
 

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <string.h>
+#include "roles.h"
+
+/* frames of llama.cpp's own code (and ggml's, and the CUDA runtime's) that
+ * say what an allocation under them is for */
+static const struct {
+	const char *frame, *role;
+} names[] = {
+	{ "llama_kv_cache", "KV cache" },
+	{ "llama_memory_recurrent", "KV cache" },
+	{ "llama_kv_self", "KV cache" },
+	{ "load_tensors", "model weights" },
+	{ "load_all_data", "model weights" },
+	{ "llama_model_load", "model weights" },
+	{ "llama_model_loader", "model weights" },
+	{ "graph_reserve", "compute buffers" },
+	{ "ggml_backend_sched_reserve", "compute buffers" },
+	{ "ggml_backend_sched_alloc_graph", "compute buffers" },
+	{ "ggml_gallocr", "compute buffers" },
+	{ "output_reserve", "output buffers" },
+	{ "server_prompt_cache", "prompt cache" },
+	{ "llama_state_seq_get_data", "prompt cache" },
+	{ "llama_state_get_data", "prompt cache" },
+	{ "clip_", "multimodal encoder" },
+	{ "mtmd_", "multimodal encoder" },
+	{ "cudaGraphInstantiate", "CUDA graphs" },
+	{ "cuGraphInstantiate", "CUDA graphs" },
+	{ "ggml_cuda_graph", "CUDA graphs" },
+};
+
+const char *roles__of(const struct model *m, __u32 stack_id)
+{
+	const struct model_stack *s = stack_id ? model__stack(m, stack_id) : NULL;
+	unsigned int i, k;
+
+	for (i = 0; s && i < s->nr_frames; i++) {
+		if (!s->frames[i].sym)
+			continue;
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (strstr(s->frames[i].sym, names[k].frame))
+				return names[k].role;
+	}
+	return NULL;
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "gmt_events.h"
+#include "symbolize.h"
+#include "unwind.h"
+
+/* one process: its modules as libdwfl knows them, and the stack being
+ * unwound (libdwfl reads it through the callbacks below) */
+struct proc_dwfl {
+	struct proc_dwfl *next;
+	__u32 pid;
+	bool stale; /* its code changed: report its modules again */
+	Dwfl *dwfl;
+	const struct gmt_ustack *s;
+	__u64 *ips;
+	unsigned int n, max;
+};
+
+struct unwinder {
+	struct symbolizer *sym; /* whose maps and files outlive the process */
+	struct proc_dwfl *procs;
+};
+
+/* every module is reported with its file already open */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)userdata;
+	(void)name;
+	(void)base;
+	(void)file_name;
+	(void)elfp;
+	return -1;
+}
+
+/* .eh_frame is in the file itself; no separate debug files are looked up */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct proc_dwfl *p = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = p;
+	return p->pid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* only the slice of stack BPF sent can be read */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct proc_dwfl *p = arg;
+	__u64 sp = p->s->regs[7];
+
+	(void)dwfl;
+	if (addr < sp || addr + sizeof(*result) > sp + p->s->size)
+		return false;
+	memcpy(result, p->s->data + (addr - sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct proc_dwfl *p = arg;
+	Dwarf_Word regs[GMT_USTACK_REGS];
+	unsigned int i;
+
+	for (i = 0; i < GMT_USTACK_REGS; i++)
+		regs[i] = p->s->regs[i];
+	return dwfl_thread_state_registers(thread, 0, GMT_USTACK_REGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+	struct proc_dwfl *p = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	p->ips[p->n++] = pc;
+	return p->n < p->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static void drop_dwfl(struct proc_dwfl *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+}
+
+static void report(const char *path, __u64 bias, int fd, void *arg)
+{
+	struct proc_dwfl *p = arg;
+
+	if (!dwfl_report_elf(p->dwfl, path, path, fd, bias, false))
+		close(fd);
+}
+
+/* p's code files as the symbolizer last read them (they stay readable
+ * after p exits: its records are often read after that) */
+static bool load(struct unwinder *u, struct proc_dwfl *p)
+{
+	drop_dwfl(p);
+	p->stale = false;
+	p->dwfl = dwfl_begin(&callbacks);
+	if (!p->dwfl)
+		return false;
+	dwfl_report_begin(p->dwfl);
+	symbolizer__each_module(u->sym, p->pid, report, p);
+	if (dwfl_report_end(p->dwfl, NULL, NULL) ||
+	    !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
+		drop_dwfl(p);
+		return false;
+	}
+	return true;
+}
+
+static struct proc_dwfl *proc_of(struct unwinder *u, __u32 pid)
+{
+	struct proc_dwfl *p;
+
+	for (p = u->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = u->procs;
+	u->procs = p;
+	return p;
+}
+
+struct unwinder *unwinder__new(struct symbolizer *sym)
+{
+	struct unwinder *u = sym ? calloc(1, sizeof(*u)) : NULL;
+
+	if (u)
+		u->sym = sym;
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	struct proc_dwfl *p, *next;
+
+	if (!u)
+		return;
+	for (p = u->procs; p; p = next) {
+		next = p->next;
+		drop_dwfl(p);
+		free(p);
+	}
+	free(u);
+}
+
+void unwinder__refresh(struct unwinder *u, __u32 pid)
+{
+	struct proc_dwfl *p;
+
+	for (p = u ? u->procs : NULL; p; p = p->next)
+		if (p->pid == pid)
+			p->stale = true;
+}
+
+void unwinder__forget(struct unwinder *u, __u32 pid)
+{
+	struct proc_dwfl **pp, *p;
+
+	for (pp = &u->procs; (p = *pp); pp = &p->next)
+		if (p->pid == pid) {
+			*pp = p->next;
+			drop_dwfl(p);
+			free(p);
+			return;
+		}
+}
+
+unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __u64 *ips,
+			      unsigned int max)
+{
+	struct proc_dwfl *p = proc_of(u, s->hdr.pid);
+
+	if (!p || !s->size || !max)
+		return 0;
+	if ((!p->dwfl || p->stale) && !load(u, p))
+		return 0;
+	p->s = s;
+	p->ips = ips;
+	p->n = 0;
+	p->max = max;
+	dwfl_getthread_frames(p->dwfl, p->pid, on_frame, p);
+	p->s = NULL;
+	return p->n;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Stacks of code built without frame pointers, unwound by the call frame
+ * information every binary keeps (.eh_frame), with elfutils' libdwfl, from
+ * the registers and the slice of user stack that BPF sent (gmt_ustack).
+ * A target's files are opened inside its root; nothing of it runs. */
+#ifndef GMT_UNWIND_H
+#define GMT_UNWIND_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct gmt_ustack;
+struct symbolizer;
+struct unwinder;
+
+/* modules and their files come from sym, which keeps them past exit */
+struct unwinder *unwinder__new(struct symbolizer *sym);
+void unwinder__free(struct unwinder *u);
+/* the frames of u's stack, innermost first, into ips (at most max): their
+ * number, 0 when it could not be unwound */
+unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __u64 *ips,
+			      unsigned int max);
+/* pid's code changed (exec, dlopen): report its modules again when next
+ * used, as the symbolizer read them */
+void unwinder__refresh(struct unwinder *u, __u32 pid);
+/* pid is gone */
+void unwinder__forget(struct unwinder *u, __u32 pid);
+
+#endif

@@ -105,8 +105,13 @@ r = json.load(open(sys.argv[1]))
 f = r["findings"]
 print("verdicts:", [(x["kind"], x.get("call"), x.get("result"), x.get("size_bytes"),
                      x.get("exit_status"), x.get("signal")) for x in f][:4])
-print("first:", f[0]["message"][:400] if f else None)
+print("first:", f[0]["message"][:600] if f else None)
+fails = r["processes"][0]["gpu"]["failures"]
+print("stack of the failing call:", [s["symbol"] for s in fails[0]["stack"]] if fails else None)
+print("live by role:", [(s.get("role"), s["bytes"]) for s in f[0]["stacks"]] if f else None)
 ok = f and f[0]["kind"] == "alloc_failure" and any(x["kind"] == "exit" for x in f)
+# unwound by the call frame information: the failing call is the KV cache's
+ok = ok and "for the KV cache" in f[0]["message"]
 sys.exit(0 if ok else 1)
 PY
 }

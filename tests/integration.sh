@@ -894,14 +894,17 @@ test_demo_shows_the_prompt_cache() {
 	need_lavapipe
 	need_llama
 	(cd "$ROOT" && DEMO_SECONDS=45 tools/demo.sh) >"$T/r.txt" 2>"$T/err" || return 1
-	expect 'grep -q "^  BOUNDED CACHE: host heap" "$T/r.txt"' \
-		"the verdict: $(sed -n "/^Verdicts/,/^HTTP/p" "$T/r.txt" | head -8)" || return 1
+	# a cache of fixed steps to its limit, or growth that levelled off: on a
+	# busy machine fewer requests make the plateau shorter
+	expect 'grep -q "^  BOUNDED CACHE: host heap\|^  SETTLED: host heap" "$T/r.txt"' \
+		"the verdict: $(sed -n "/^Verdicts/,/^HTTP/p" "$T/r.txt" | head -8 | tr -s "\n " "  ")" ||
+		return 1
 	expect 'tr -s "\n " "  " <"$T/r.txt" | grep -q -- "--cache-ram 8 MiB, from the command line"' \
 		"it names the limit" || return 1
 	expect '[ "$(grep -c " 200 .* chunked " "$T/r.txt")" -ge 4 ]' \
 		"streamed requests end at their last chunk: $(grep -A 6 "^HTTP requests" "$T/r.txt")" ||
 		return 1
-	expect 'grep -q "bounded_cache host_anon" "$T/err"' "said while it ran"
+	expect 'grep -q "bounded_cache host_anon\|settled host_anon" "$T/err"' "said while it ran"
 }
 
 # the trace-file reader, the model and the reports against corrupt and

@@ -436,7 +436,11 @@ static bool find_plateau(const struct sums *z, size_t n, double noise, double ma
 		return false;
 	drift_of(y, at + 1, &rise);
 	drift_of(y + at, n - at, &top);
-	if (!flat(y + at, n - at, noise, material) && fabs(top.slope) > LEVELLED * rise.slope)
+	/* a plateau drifts at a tenth of the rise's rate at most, or moves, in
+	 * no sure direction, by a quarter of the rise at most (a full cache that
+	 * replaces an entry by a bigger one steps once) */
+	if (!flat(y + at, n - at, noise, material) && fabs(top.slope) > LEVELLED * rise.slope &&
+	    (drift_sure(&top) || fabs(top.slope) * (n - at) > 0.25 * (ceiling - y[0])))
 		return false;
 	r->shape = settle_sse(y, n) < 1.25 * best ? SHAPE_SETTLED : SHAPE_BOUNDED;
 	r->change_at = at;

@@ -321,17 +321,23 @@ static void steady_message(const struct judged *j, struct finding *f)
 			 B(d, j->r.slope * (j->n - 1)), B(a, j->material));
 }
 
-static void settled_message(const struct judged *j, struct finding *f)
+static void settled_message(const struct model *m, const struct model_proc *p,
+			    const struct judged *j, struct finding *f)
 {
 	char a[32], b[32];
+	size_t len;
 
-	snprintf(f->message, sizeof(f->message),
-		 "%s grew by %s over the first %zu %ss, more slowly as it went, and has stayed "
-		 "near %s for the last %zu: growth that settled (warm-up, pools and caches "
-		 "filling with use), not a leak.",
-		 j->c.text, B(a, j->r.ceiling - j->y[0]), judged__req_no(j, j->r.change_at),
-		 j->per_request ? "request" : "sample", B(b, j->r.ceiling),
-		 j->n - 1 - j->r.change_at);
+	len = snprintf(
+		f->message, sizeof(f->message),
+		"%s grew by %s over the first %zu %ss, more slowly as it went, and has stayed "
+		"near %s for the last %zu: growth that settled (warm-up, pools and caches "
+		"filling with use), not a leak.",
+		j->c.text, B(a, j->r.ceiling - j->y[0]), judged__req_no(j, j->r.change_at),
+		j->per_request ? "request" : "sample", B(b, j->r.ceiling),
+		j->n - 1 - j->r.change_at);
+	/* in llama-server, what its prompt cache may hold */
+	if (len < sizeof(f->message))
+		findings__llama_host(m, p, j, f, true, f->message + len, sizeof(f->message) - len);
 }
 
 /* rising, not yet past doubt: say so, and what would decide it */
@@ -462,7 +468,7 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
-		settled_message(j, f);
+		settled_message(m, p, j, f);
 		break;
 	case SHAPE_GROWING:
 		attribute(m, p, j, from, j->ts[j->n - 1], f);

@@ -221,9 +221,8 @@ static __always_inline void fill(struct gmt_gpu_call *e, struct gpu_frame *f, __
 	}
 }
 
-/* the registers and a slice of the stack, for user space to unwind by the
- * call frame information when frame pointers stop short; a stack near its
- * top end is read in a smaller slice */
+/* the registers and the stack above them, for user space to unwind by the
+ * call frame information where frame pointers stop short */
 static __always_inline void send_ustack(struct pt_regs *ctx)
 {
 #if defined(__TARGET_ARCH_x86)

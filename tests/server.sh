@@ -238,6 +238,11 @@ test_server_prompt_cache_fills_to_its_limit() {
 		return 1
 	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
 		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1
+	# holders by resident bytes (smaps): never more than the heap grew (the
+	# server's 64-128 MiB PROT_NONE arenas hold a few hundred KiB each)
+	expect 'jq -e "([.stacks[].bytes] | add) <= 1.02 * (.last_bytes - .first_bytes)" <<<"$f" >/dev/null' \
+		"held $(jq '[.stacks[].bytes] | add' <<<"$f") of a growth of $(jq '.last_bytes - .first_bytes' <<<"$f")" ||
+		return 1
 	# the request before which the server first made room for an entry
 	full=$(awk '/making room for prompt cache entry/ { print n + 1; exit }
 		/processing task/ { n++ }' "$T/server.log")

@@ -216,6 +216,13 @@ static double settle_sse(const double *y, size_t n)
 	return fmax(best, 0);
 }
 
+/* rising then level: a cache of fixed-size entries, unless a slowing curve
+ * fits about as well as the rise-and-plateau did (hinge: its squared error) */
+static enum shape cache_or_settled(const double *y, size_t n, double hinge)
+{
+	return settle_sse(y, n) < 1.25 * hinge ? SHAPE_SETTLED : SHAPE_BOUNDED;
+}
+
 /* one-sided quantiles of Student's t, 95% and 99.9%, and the two-sided 95%
  * one, by degrees of freedom (1..25); past that the normal's */
 static double t_quantile(int df, int which)
@@ -380,7 +387,6 @@ static bool find_step(const struct sums *z, size_t n, double noise, double mater
 	return true;
 }
 
-/* rising, then a plateau: at least three points and an eighth of the run */
 /* is a rise over y[0..at) sure? By the drift's t, or by its steps being
  * nearly all upward, or, for a plateau that wanders far less than the rise
  * (a cache of entries that differ in size, once full), mostly upward; a
@@ -442,7 +448,7 @@ static bool find_plateau(const struct sums *z, size_t n, double noise, double ma
 	if (!flat(y + at, n - at, noise, material) && fabs(top.slope) > LEVELLED * rise.slope &&
 	    (drift_sure(&top) || fabs(top.slope) * (n - at) > 0.25 * (ceiling - y[0])))
 		return false;
-	r->shape = settle_sse(y, n) < 1.25 * best ? SHAPE_SETTLED : SHAPE_BOUNDED;
+	r->shape = cache_or_settled(y, n, best);
 	r->change_at = at;
 	r->ceiling = ceiling;
 	r->confidence = lin > 0 ? 1 - best / lin : 1;
@@ -523,10 +529,8 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 		}
 		/* grown, and levelled off in the second half */
 		if (!drift_maybe(&recent) && recent.slope <= 0.25 * early.slope) {
-			r->shape = settle_sse(y, n) < 1.25 * (line_sse(&z, 0, h) +
-							      const_sse(&z, h, n, NULL)) ?
-					   SHAPE_SETTLED :
-					   SHAPE_BOUNDED;
+			r->shape = cache_or_settled(y, n,
+						    line_sse(&z, 0, h) + const_sse(&z, h, n, NULL));
 			r->change_at = h;
 			const_sse(&z, h, n, &r->ceiling);
 			return;

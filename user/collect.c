@@ -23,9 +23,10 @@
 #define MAX_PIDS 4096
 #define STACK_BUCKETS 1024
 #define SCRATCH_SIZE 65536
-#define PENDING_USTACKS 8 /* threads whose stack slice waits for its record */
-#define MAX_UNWIND 64	  /* frames of a stack unwound by CFI */
-#define MAP_RSS_TICKS 10  /* smaps is read every this many intervals, and at the end */
+#define PENDING_USTACKS 8	      /* threads whose stack slice waits for its record */
+#define MAX_UNWIND 64		      /* frames of a stack unwound by CFI */
+#define USTACK_MAX_AGE_NS 10000000ull /* a slice is sent within this of its record */
+#define MAP_RSS_TICKS 10	      /* smaps is read every this many intervals, and at the end */
 
 struct stack_entry {
 	__u64 hash;
@@ -54,7 +55,7 @@ struct collect {
 	__u64 lost_sent[GMT_SRC_NR];
 	int ncpus;
 	/* CFI unwinding: the stack slices waiting for the next record of
-	 * their thread, and the time it took */
+	 * their thread */
 	struct unwinder *unw;
 	struct gmt_ustack *pending[PENDING_USTACKS];
 	unsigned int next_pending;
@@ -114,22 +115,29 @@ static __u64 hash_ips(const __u64 *ips, unsigned int n)
 	return h;
 }
 
-static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips, unsigned int n)
+/* a frame-pointer walk that reaches code built without them (Python, most
+ * release builds) goes on through stack words: the first address in no code
+ * mapping ends the stack (JIT frames end it too); its frames up to there */
+static unsigned int fp_frames(struct collect *c, __u32 pid, const __u64 *ips, unsigned int n)
 {
-	struct gmt_stack *s = (struct gmt_stack *)c->scratch;
-	size_t off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
-	char *names = (char *)s;
 	struct sym_result r;
 	unsigned int i;
 
-	/* a frame-pointer walk that reaches code built without them (Python,
-	 * most release builds) goes on through stack words: the first address
-	 * in no code mapping ends the stack (JIT frames end it too) */
 	for (i = 1; i < n; i++)
-		if (symbolizer__resolve(c->sym, pid, ips[i], &r) == -ENOENT) {
-			n = i;
-			break;
-		}
+		if (symbolizer__resolve(c->sym, pid, ips[i], &r) == -ENOENT)
+			return i;
+	return n;
+}
+
+static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips, unsigned int n)
+{
+	struct gmt_stack *s = (struct gmt_stack *)c->scratch;
+	char *names = (char *)s;
+	struct sym_result r;
+	unsigned int i;
+	size_t off;
+
+	n = fp_frames(c, pid, ips, n);
 	off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
 	for (i = 0; i < n; i++) {
 		symbolizer__resolve(c->sym, pid, ips[i], &r);
@@ -224,26 +232,22 @@ static void on_ustack(struct collect *c, const struct gmt_ustack *s)
 static __u32 unwound_stack_of(struct collect *c, const struct gmt_hdr *e, const __u64 *fp,
 			      unsigned int n)
 {
+	struct gmt_ustack *s = NULL;
 	__u64 ips[MAX_UNWIND];
-	struct sym_result r;
-	unsigned int i, k, valid = n;
+	unsigned int i, k;
 
-	if (!c->unw)
-		return n ? stack_of(c, e->pid, fp, n) : 0;
-	for (i = 0; i < PENDING_USTACKS; i++)
+	for (i = 0; c->unw && i < PENDING_USTACKS; i++)
 		if (c->pending[i] && c->pending[i]->hdr.tid == e->tid &&
-		    c->pending[i]->hdr.pid == e->pid)
+		    c->pending[i]->hdr.pid == e->pid) {
+			s = c->pending[i];
+			s->hdr.tid = 0;
 			break;
-	if (i < PENDING_USTACKS) {
-		/* the frame-pointer walk ends at the first word in no code */
-		for (valid = n ? 1 : 0; valid < n; valid++)
-			if (symbolizer__resolve(c->sym, e->pid, fp[valid], &r) == -ENOENT)
-				break;
-		k = unwinder__unwind(c->unw, c->pending[i], ips, MAX_UNWIND);
-		c->pending[i]->hdr.tid = 0;
-		if (k > valid)
-			return intern_stack(c, e->pid, ips, k);
-	}
+		}
+	/* made just before its record: an older one lost its record (a full
+	 * ring buffer) and belongs to no call */
+	if (s && s->hdr.ts_ns <= e->ts_ns && e->ts_ns - s->hdr.ts_ns < USTACK_MAX_AGE_NS &&
+	    (k = unwinder__unwind(c->unw, s, ips, MAX_UNWIND)) > fp_frames(c, e->pid, fp, n))
+		return intern_stack(c, e->pid, ips, k);
 	return n ? stack_of(c, e->pid, fp, n) : 0;
 }
 
@@ -836,10 +840,8 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		emit_rss_baseline(c, attach__target(a));
 	emit_proc(c, o->spawned);
 	emit_proc_env(c, o->spawned);
-	if (!o->spawned) {
+	if (!o->spawned)
 		symbolizer__refresh(c->sym, attach__target(a));
-		unwinder__refresh(c->unw, attach__target(a));
-	}
 	if (attach__gpu_ready(a))
 		start_gpu(c);
 	start_nvml(c);

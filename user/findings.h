@@ -41,7 +41,6 @@ struct finding {
 	enum finding_kind kind;
 	__u32 pid;
 	size_t seq;		      /* the order found: ties keep it */
-	bool minor;		      /* a step under a hundredth of the process's memory */
 	char category[32], where[48]; /* categories.h's name and text */
 	bool per_request;	      /* judged over requests, not time */
 	size_t points;

@@ -111,6 +111,7 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	struct finding_stack v[256];
 	size_t n = 0, i;
 	__u64 total = 0;
+	bool guessed = false; /* a mapping's length stood for what it holds */
 	char a[32], b[32];
 	__s64 x, y;
 
@@ -126,8 +127,10 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 						       0;
 
 			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON && held &&
-			    (!mp->gone_ts || mp->gone_ts > to))
+			    (!mp->gone_ts || mp->gone_ts > to)) {
 				hold(v, &n, 255, mp->stack_id, held);
+				guessed |= !mp->resident_ts;
+			}
 		}
 		if (p->brk_seen && p->brk_last > p->brk_first) {
 			v[n] = (struct finding_stack){ .bytes = p->brk_last - p->brk_first,
@@ -162,13 +165,13 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 			  "that, %s by %s",
 			  B(a, total), model__secs(m, from), model__secs(m, to),
 			  B(b, f->stacks[0].bytes), f->stacks[0].label);
-	/* a mapping's bytes are address space: only what was touched is
-	 * resident, and the level says how much that can be at most */
+	/* without an smaps read a mapping's length stood for it: the level
+	 * says how much of that can be resident at most */
 	x = j->y[j->n - 1] - j->y[0];
-	if (!strcmp(j->c.name, "host_anon") && x > 0 && (double)total > 1.1 * x)
+	if (guessed && x > 0 && (double)total > 1.1 * x)
 		finding__evidence(f,
 				  "the mappings cover %s but the heap grew by %s: part of them was "
-				  "never touched (resident bytes per mapping are not traced)",
+				  "never touched (no smaps read said how much of each)",
 				  B(a, total), B(b, x));
 }
 
@@ -341,37 +344,31 @@ static void settled_message(const struct model *m, const struct model_proc *p,
 }
 
 /* rising, not yet past doubt: say so, and what would decide it */
-static void growing_message(const struct model *m, const struct model_proc *p,
-			    const struct judged *j, struct finding *f)
+static void growing_message(const struct judged *j, struct finding *f)
 {
 	char a[32], b[32], c[32], d[32];
-	size_t len;
 
 	finding__num(f, "more_points", j->r.more_points);
 	finding__num(f, "drift_t", j->r.t);
 	if (j->r.slowing)
-		len = snprintf(f->message, sizeof(f->message),
-			       "%s rose by %s per %s in the first half of the run and %s in the "
-			       "second (%s -> %s over %zu %ss): it is slowing down and may be "
-			       "levelling off. Too early to tell; about %zu more %ss would show "
-			       "whether it stops.",
-			       j->c.text, D(a, judged__per_unit(j, j->r.slope_early)),
-			       judged__unit(j), D(b, judged__per_unit(j, j->r.slope_recent)),
-			       B(c, j->y[0]), B(d, j->y[j->n - 1]), j->n,
-			       j->per_request ? "request" : "sample", j->r.more_points,
-			       j->per_request ? "request" : "sample");
+		snprintf(f->message, sizeof(f->message),
+			 "%s rose by %s per %s in the first half of the run and %s in the "
+			 "second (%s -> %s over %zu %ss): it is slowing down and may be "
+			 "levelling off. Too early to tell; about %zu more %ss would show "
+			 "whether it stops.",
+			 j->c.text, D(a, judged__per_unit(j, j->r.slope_early)), judged__unit(j),
+			 D(b, judged__per_unit(j, j->r.slope_recent)), B(c, j->y[0]),
+			 B(d, j->y[j->n - 1]), j->n, j->per_request ? "request" : "sample",
+			 j->r.more_points, j->per_request ? "request" : "sample");
 	else
-		len = snprintf(f->message, sizeof(f->message),
-			       "%s rose from %s to %s over %zu %ss (%s per %s), but not past "
-			       "doubt: memory that wanders on its own rises this far too. Too "
-			       "early to tell a leak; about %zu more %ss would decide.",
-			       j->c.text, B(a, j->y[0]), B(b, j->y[j->n - 1]), j->n,
-			       j->per_request ? "request" : "sample",
-			       D(c, judged__per_unit(j, j->r.slope)), judged__unit(j),
-			       j->r.more_points, j->per_request ? "request" : "sample");
-	(void)m;
-	(void)p;
-	(void)len;
+		snprintf(f->message, sizeof(f->message),
+			 "%s rose from %s to %s over %zu %ss (%s per %s), but not past "
+			 "doubt: memory that wanders on its own rises this far too. Too "
+			 "early to tell a leak; about %zu more %ss would decide.",
+			 j->c.text, B(a, j->y[0]), B(b, j->y[j->n - 1]), j->n,
+			 j->per_request ? "request" : "sample",
+			 D(c, judged__per_unit(j, j->r.slope)), judged__unit(j), j->r.more_points,
+			 j->per_request ? "request" : "sample");
 }
 
 /* a finding about category j, with its shape and levels */
@@ -472,11 +469,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		break;
 	case SHAPE_GROWING:
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
-		growing_message(m, p, j, f);
+		growing_message(j, f);
 		break;
 	case SHAPE_STEP:
-		/* a step too small to matter next to the rest is said in passing */
-		f->minor = fabs(j->r.step_size) < MATERIAL * judged__footprint(all, nall);
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		finding__num(f, "step_bytes", j->r.step_size);

@@ -77,7 +77,7 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY || f->minor) {
+		if (f->kind == F_STEADY) {
 			steady++;
 			continue;
 		}
@@ -90,18 +90,19 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 		wrap(out, msg, 4);
 		n++;
 	}
-	/* the steady ones and minor steps, one paragraph per process */
+	/* the steady ones, one paragraph per process */
 	for (i = 0; fs && i < fs->n; i = k) {
 		pid = fs->v[i].pid;
 		len = snprintf(line, sizeof(line), "Steady (pid %u):", pid);
 		for (k = i; k < fs->n && fs->v[k].pid == pid; k++) {
 			const struct finding *f = &fs->v[k];
 
-			if ((f->kind != F_STEADY && !f->minor) || len >= sizeof(line))
+			if (f->kind != F_STEADY || len >= sizeof(line))
 				continue;
 			len += snprintf(line + len, sizeof(line) - len, "%s %s",
 					len > 20 ? "," : "", f->where);
-			if (f->minor && len < sizeof(line))
+			/* a step too small to matter is said in passing */
+			if (f->shape.step_size && len < sizeof(line))
 				len += snprintf(line + len, sizeof(line) - len, " (one step of %s)",
 						fmt_delta(d, sizeof(d), f->shape.step_size));
 		}
@@ -144,7 +145,7 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY || f->minor)
+		if (f->kind == F_STEADY)
 			continue;
 		if (!n++)
 			fprintf(out, "\nEvidence for the verdicts\n");
@@ -187,7 +188,6 @@ static struct json_object *finding_json(const struct model *m, const struct find
 	add(o, "message", str(f->message));
 	add(o, "confidence", numq(f->confidence));
 	add(o, "per_request", json_object_new_boolean(f->per_request));
-	add(o, "minor", json_object_new_boolean(f->minor));
 	add(o, "points", u64(f->points));
 	add(o, "bytes_per_request", bytesq(f->bytes_per_request));
 	add(o, "bytes_per_second", bytesq(f->bytes_per_second));

@@ -82,7 +82,7 @@ static size_t columns(const struct model *m, const struct model_proc *p, const s
 	for (i = 0; fs && i < fs->n && c < MAX_COLS; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->pid != p->pid || f->kind == F_STEADY || f->minor)
+		if (f->pid != p->pid || f->kind == F_STEADY)
 			continue;
 		for (k = 0; k < n && strcmp(cats[k].name, f->category); k++)
 			;

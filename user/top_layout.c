@@ -243,7 +243,7 @@ static size_t verdicts(struct screen *s, const struct model *m, const struct fin
 	struct top_line *l;
 
 	for (i = 0; fs && i < fs->n; i++) {
-		if (fs->v[i].kind == F_STEADY || fs->v[i].minor) {
+		if (fs->v[i].kind == F_STEADY) {
 			steady++;
 			continue;
 		}
@@ -623,7 +623,7 @@ void top__plain(const struct model *m, const struct findings *fs, const struct t
 	if (p && len < size)
 		len += snprintf(buf + len, size - len, " requests %zu", p->nr_reqs);
 	for (i = 0; fs && i < fs->n && len < size; i++)
-		if (fs->v[i].kind != F_STEADY && !fs->v[i].minor)
+		if (fs->v[i].kind != F_STEADY)
 			len += snprintf(buf + len, size - len, "%s%s %s", k++ ? ", " : " | ",
 					findings__kind_name(fs->v[i].kind), fs->v[i].category);
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -283,6 +283,7 @@ static int on_ring(void *ctx, void *data, size_t size)
 		on_ustack(c, data);
 		return 0; /* its frames go out with its record */
 	case GMT_EV_EXEC:
+		symbolizer__invalidate(c->sym, e->pid);
 		symbolizer__refresh(c->sym, e->pid);
 		if (c->unw)
 			unwinder__refresh(c->unw, e->pid);

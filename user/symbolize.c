@@ -425,6 +425,36 @@ static const struct mapping *find_mapping(const struct proc_maps *pm, __u64 ip)
 	return NULL;
 }
 
+/* a read of /proc/PID/maps as the process exits can stop part way: what
+ * was known before and overlaps nothing read now is kept (exec starts over:
+ * symbolizer__invalidate); old is freed */
+static void keep_unseen(struct proc_maps *pm, struct proc_maps *old)
+{
+	size_t i, k, cap = pm->nr;
+	struct mapping *v;
+
+	for (i = 0; i < old->nr; i++) {
+		const struct mapping *o = &old->maps[i];
+
+		for (k = 0;
+		     k < pm->nr && (pm->maps[k].end <= o->start || pm->maps[k].start >= o->end);
+		     k++)
+			;
+		if (k < pm->nr)
+			continue;
+		if (pm->nr == cap) {
+			cap = cap * 2 + 16;
+			v = realloc(pm->maps, cap * sizeof(*v));
+			if (!v)
+				break;
+			pm->maps = v;
+		}
+		pm->maps[pm->nr++] = *o;
+		old->maps[i].path = NULL; /* moved */
+	}
+	maps_free(old);
+}
+
 void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 {
 	struct proc_maps *pm, *old = NULL, **pp;
@@ -454,10 +484,10 @@ void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 		}
 		return;
 	}
-	if (old)
-		maps_free(old);
-	for (i = 0; pm && i < pm->nr; i++)
+	for (i = 0; i < pm->nr; i++)
 		get_elf(s, pid, &pm->maps[i]);
+	if (old)
+		keep_unseen(pm, old);
 }
 
 void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_fn fn, void *arg)

@@ -117,6 +117,12 @@ $(OUTPUT)/tests/workload-static: tests/workload.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -fno-omit-frame-pointer -O1 $< -lpthread -o $@
 
+# the workload as release builds are: optimised, no frame pointers (the
+# stacks of its first touches need the call frame information)
+$(OUTPUT)/tests/workload-nofp: tests/workload.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -O2 -fomit-frame-pointer $< -lpthread -o $@
+
 $(OUTPUT)/tests/vkalloc: tests/vkalloc.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -O1 $< -lvulkan -o $@
@@ -170,7 +176,8 @@ llama-server: e2e-deps
 
 test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
-		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
+		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
+		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay
 	$(Q)tests/run.sh
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # What tracing costs the traced program, two ways:
-#  1. the workload's own clock around its phases, untraced and traced
-#     (minimum of REPS runs: this VM's timings are noisy, the minimum is not):
+#  1. the workload's own clock around its phases, untraced, traced without
+#     first-touch stacks (--touch-sample 0) and traced as by default (a stack
+#     for about one in 1 MiB first touched) (minimum of REPS runs: this VM's
+#     timings are noisy, the minimum is not):
 #     - page faults: 8 x 64 MiB touched page by page (131072 faults)
 #     - mmap/munmap: 100000 pairs of untouched 4 KiB mappings
 #  2. the kernel's own accounting of each BPF program (kernel.bpf_stats_enabled):
@@ -15,9 +17,11 @@ args=(--steps 8 --step-mib 64 --churn 100000)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
 
-run() { # untraced|traced: prints "steps_ns churn_ns pages"
+run() { # untraced|traced|notouch: prints "steps_ns churn_ns pages"
 	if [ "$1" = traced ]; then
 		./gpumemtrace -q -- "$wl" "${args[@]}" --out "$tmp/o.json" >/dev/null
+	elif [ "$1" = notouch ]; then
+		./gpumemtrace -q --touch-sample 0 -- "$wl" "${args[@]}" --out "$tmp/o.json" >/dev/null
 	else
 		"$wl" "${args[@]}" --out "$tmp/o.json"
 	fi
@@ -25,7 +29,7 @@ run() { # untraced|traced: prints "steps_ns churn_ns pages"
 }
 
 declare -A steps churn
-for mode in untraced traced; do
+for mode in untraced notouch traced; do
 	for _ in $(seq "$reps"); do run $mode; done >"$tmp/$mode"
 	steps[$mode]=$(sort -n -k1 "$tmp/$mode" | awk 'NR == 1 {print $1}')
 	churn[$mode]=$(sort -n -k2 "$tmp/$mode" | awk 'NR == 1 {print $2}')
@@ -36,8 +40,11 @@ echo "kernel $(uname -r), $(nproc) CPUs; minimum of $reps runs"
 echo
 echo "| workload | untraced | traced | overhead per operation |"
 echo "|---|---|---|---|"
+awk -v u="${steps[untraced]}" -v t="${steps[notouch]}" -v n="$pages" 'BEGIN {
+	printf "| %d page faults, --touch-sample 0 | %.1f ms | %.1f ms | %+.0f ns per fault (%+.0f%%) |\n",
+		n, u / 1e6, t / 1e6, (t - u) / n, (t - u) * 100 / u }'
 awk -v u="${steps[untraced]}" -v t="${steps[traced]}" -v n="$pages" 'BEGIN {
-	printf "| %d page faults | %.1f ms | %.1f ms | %+.0f ns per fault (%+.0f%%) |\n",
+	printf "| %d page faults, first-touch stacks (default) | %.1f ms | %.1f ms | %+.0f ns per fault (%+.0f%%) |\n",
 		n, u / 1e6, t / 1e6, (t - u) / n, (t - u) * 100 / u }'
 awk -v u="${churn[untraced]}" -v t="${churn[traced]}" -v n=100000 'BEGIN {
 	printf "| %d mmap+munmap pairs | %.1f ms | %.1f ms | %+.0f ns per pair (%+.0f%%) |\n",

@@ -2,6 +2,7 @@
 /* the one definition of what gmt.bpf.h shares */
 #define GMT_DEFINE_SHARED
 #include "gmt.bpf.h"
+#include "ustack.bpf.h"
 
 const volatile __u32 targ_tgid = 0;
 const volatile __u32 follow_forks = 0;
@@ -11,6 +12,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u32 page_shift = 12;
 const volatile __u32 all_bos = 0;
 const volatile __u32 unwind_cfi = 0;
+const volatile __u32 touch_period = 0;
+const volatile __u32 redact_gpu = 0;
 __u32 serving = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

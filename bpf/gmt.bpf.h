@@ -46,6 +46,7 @@ GMT_SHARED const volatile __u64 wakeup_bytes;
 GMT_SHARED const volatile __u32 page_shift;
 GMT_SHARED const volatile __u32 unwind_cfi; /* send stack slices to unwind by CFI */
 GMT_SHARED __u32 serving; /* a target has read an HTTP request: no more stack slices */
+GMT_SHARED const volatile __u32 redact_gpu; /* else, redacted ones (ustack.bpf.h) */
 
 /* every program asks this first, mostly of other processes: the one target
  * is a compare; only with -f does it take a map lookup */

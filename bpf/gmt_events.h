@@ -38,6 +38,7 @@ enum gmt_type {
 	GMT_EV_PROC_ENV = 25,	/* user: the target's settings from its environment */
 	GMT_EV_MAP_RSS = 26,	/* user: resident bytes of anonymous mappings (smaps) */
 	GMT_EV_USTACK = 27,	/* registers and a slice of the user stack, to unwind */
+	GMT_EV_TOUCH = 28,	/* a sampled first touch of anonymous memory */
 	GMT_EV_MAX,
 };
 
@@ -134,6 +135,33 @@ struct gmt_ustack {
 	__u32 size; /* bytes of data read: 0 when the read failed */
 	__u32 pad;
 	__u8 data[GMT_USTACK_BYTES];
+};
+
+/* At a sampled fault the slice is shorter, and taken at any time: every
+ * word that is neither an address in the thread's stack nor one in the
+ * process's code (GMT_CODE_RANGES, from user space) is zeroed before it
+ * leaves the kernel, so no data the program handles goes out. The record
+ * is then offsetof(data) + GMT_TOUCH_BYTES long. */
+#define GMT_TOUCH_BYTES 16384
+#define GMT_STACK_SPAN (16ull << 20) /* above sp: addresses of the same stack */
+#define GMT_CODE_RANGES 64
+struct gmt_code_ranges {
+	__u32 nr; /* sorted, disjoint [lo, hi) */
+	__u32 pad;
+	__u64 lo[GMT_CODE_RANGES], hi[GMT_CODE_RANGES];
+};
+
+/* One not-present user fault on anonymous memory in about every `period`
+ * (random gaps): first touches, which make resident memory grow. `bytes`
+ * is what the sample stands for (period x page). Like gmt_mmap, BPF's
+ * frame-pointer ips become a stack_id before the stream. */
+struct gmt_touch {
+	struct gmt_hdr hdr;
+	__u64 addr;
+	__u64 bytes;
+	__u32 stack_id; /* 0: none */
+	__u32 nr_ips;
+	__u64 ips[];
 };
 
 /* A mapping's length is address space: only what was touched is memory.

@@ -4,6 +4,7 @@
  * and how to read its arguments (enum gmt_gpu_shape). The entry saves the
  * argument registers; the return reads results and emits one record. */
 #include "gmt.bpf.h"
+#include "ustack.bpf.h"
 
 #define MAX_DEPTH 16
 #define PNEXT_MAX 8
@@ -266,6 +267,17 @@ static __always_inline void send_ustack(struct pt_regs *ctx)
 #endif
 }
 
+/* once requests may be on the stack, or in a process attached with -p */
+static __always_inline void send_gpu_redacted(struct pt_regs *ctx)
+{
+	struct ustack_scratch *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (s)
+		send_redacted(ctx, bpf_get_current_pid_tgid() >> 32, s, GMT_SRC_GPU);
+}
+
 SEC("uretprobe")
 int gpu_return(struct pt_regs *ctx)
 {
@@ -291,6 +303,8 @@ int gpu_return(struct pt_regs *ctx)
 	}
 	if (unwind_cfi && !serving)
 		send_ustack(ctx);
+	else if (redact_gpu)
+		send_gpu_redacted(ctx);
 	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_GPU_CALL, GMT_SRC_GPU);
 	if (!e)
 		return 0;

@@ -4,6 +4,7 @@
 #include "gmt.bpf.h"
 #include "core_fixes.bpf.h"
 #include "syscalls.bpf.h"
+#include "ustack.bpf.h"
 
 #define VM_PFNMAP 0x00000400
 #define VM_IO 0x00004000
@@ -122,19 +123,61 @@ static __always_inline __u32 inode_fd_class(struct inode *inode)
 	return GMT_FD_OTHER;
 }
 
-/* x86 only: every user-mode page fault, counted */
+/* faults between sampled first touches, on average; 0: none taken */
+GMT_SHARED const volatile __u32 touch_period;
+
+static long vma_anon(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(bool *)data = !BPF_CORE_READ(vma, vm_file) &&
+			!(BPF_CORE_READ(vma, vm_flags) & (VM_IO | VM_PFNMAP));
+	return 0;
+}
+
+/* the thread's registers and redacted stack, then the touch: user space
+ * unwinds the one into the other's stack */
+static __always_inline void send_touch(void *ctx, __u32 tgid, __u64 address, struct pt_regs *regs,
+				       struct ustack_scratch *s)
+{
+	struct gmt_touch *t;
+	bool anon = false;
+	long k;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), address, vma_anon, &anon, 0) || !anon ||
+	    !send_redacted(regs, tgid, s, GMT_SRC_FAULT))
+		return;
+	t = gmt_reserve(sizeof(*t) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_TOUCH, GMT_SRC_FAULT);
+	if (!t)
+		return;
+	t->addr = address;
+	t->bytes = (__u64)touch_period << page_shift;
+	t->stack_id = 0;
+	k = bpf_get_stack(ctx, t->ips, GMT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+	t->nr_ips = k > 0 ? k / sizeof(__u64) : 0;
+	t->hdr.len = sizeof(*t) + t->nr_ips * sizeof(__u64);
+	gmt_submit(t);
+}
+
+/* x86 only: every user-mode page fault, counted; about one not-present
+ * fault in touch_period sampled (a random gap: no beat with a loop's) */
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(tp_page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct gmt_fault_counts *c;
+	struct ustack_scratch *s;
 
 	if (!gmt_is_target(tgid))
 		return 0;
 	c = fault_slot(tgid);
 	if (c)
 		c->total++;
+	if (!touch_period || (error_code & 1) || !(s = bpf_map_lookup_elem(&ustack_scratch, &zero)))
+		return 0;
+	if (--s->countdown > 0)
+		return 0;
+	s->countdown = 1 + bpf_get_prandom_u32() % (2 * touch_period - 1);
+	send_touch(ctx, tgid, address, regs, s);
 	return 0;
 }
 
@@ -285,6 +328,9 @@ int BPF_PROG(tp_mm_exec_reset, struct task_struct *p)
 	if (!gmt_is_target(tgid))
 		return 0;
 	bpf_map_delete_elem(&fault_counts, &tgid);
+	/* the old image's code: no stack words are kept by it until user
+	 * space has read the new one's */
+	bpf_map_delete_elem(&code_ranges, &tgid);
 	if (tgid == targ_tgid)
 		target_rss_sent.valid = 0;
 	else

@@ -93,6 +93,55 @@ test_output_file_mode_0600_over_existing() {
 	expect '[ "$(stat -c %a "$f")" = 600 ]' "0600 even over a 0644 file"
 }
 
+# Heap growth by the code that first touched it, in a running process built
+# as release builds are (no frame pointers), from malloc's heap (no mmap
+# names it): sampled faults, unwound by the call frame information, stand
+# for what the workload says it filled, and reach main
+test_first_touches_name_the_heap_growth() {
+	need_root
+	local f got want
+	mkfifo "$T/go" "$T/done" "$T/hold"
+	"$ROOT/.output/tests/workload-nofp" --wait "$T/go" --out "$T/done" --hold "$T/hold" \
+		--steps 40 --step-mib 0 --step-ms 20 --entries 32 --entry-kib 96 &
+	WL_PID=$!
+	start_tracer --json -i 0.1 -p "$WL_PID" || return 1
+	release_workload
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	echo go >"$T/hold"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	want=$(jqr .entry_bytes "$T/wl.json")
+	got=$(jq '[.stacks[] | select(.sampled and (.stack | map(.symbol) | index("save_entry"))) | .bytes] | add // 0' <<<"$f")
+	echo "# $(jq -c '[.kind, [.stacks[] | [.bytes, .label]]]' <<<"$f")"
+	expect '(( got >= want * 3 / 4 && got <= want * 5 / 4 ))' \
+		"first touched in save_entry: $got; the workload filled $want" || return 1
+	expect 'jq -e ".stacks[0].stack | map(.symbol) | index(\"main\")" <<<"$f" >/dev/null' \
+		"unwound to main: $(jq -c '[.stacks[0].stack[].symbol]' <<<"$f")"
+}
+
+# What leaves the kernel of a stack at any time: a process attached with -p
+# runs below 8 KiB of stack holding a request-like secret; the slices the
+# tracer received keep only addresses in the stack and in code, the secret
+# nowhere, and still unwind to main
+test_stack_slices_keep_no_data() {
+	need_root
+	mkfifo "$T/go" "$T/done" "$T/hold"
+	"$ROOT/.output/tests/workload-nofp" --wait "$T/go" --out "$T/done" --hold "$T/hold" \
+		--steps 30 --step-mib 0 --step-ms 20 --entries 32 --entry-kib 96 --secret &
+	WL_PID=$!
+	GMT_TEST_USTACK_DUMP=$T/slices start_tracer --json -i 0.1 -p "$WL_PID" || return 1
+	release_workload
+	cp "/proc/$WL_PID/maps" "$T/maps"
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	echo go >"$T/hold"
+	expect 'python3 "$ROOT/tests/slices.py" "$T/slices" "$T/maps" SECRET-REQUEST >"$T/check"' \
+		"$(cat "$T/check")" || return 1
+	echo "# $(head -1 "$T/check")"
+	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0].stacks[0].stack |
+		map(.symbol) | index(\"main\")" "$T/gmt.out" >/dev/null' "unwound to main, from what was kept"
+}
+
 # SIGINT: stop, flush, print the report, exit 0; the file replays
 test_sigint_flushes_and_replays() {
 	need_root
@@ -321,6 +370,13 @@ GUEST
 	expect '[ "$(jqr ".probes[] | select(.name == \"uprobes:gpu\") | .status" "$T/r.json")" = attached ]' \
 		"the gpuapi programs load on $version" || return 1
 	expect '[[ $(jqr .session.kernel "$T/r.json") == "$version".* ]]' "ran on $version" || return 1
+	# first touches sampled there too (bpf_find_vma, bpf_loop, that verifier):
+	# about the 128 MiB the workload touched, one sample a MiB
+	local touched
+	touched=$(jqr .processes[0].mappings.first_touched_bytes "$T/r.json")
+	expect '(( touched >= 96 * MIB && touched <= 160 * MIB ))' \
+		"first touches stand for $touched bytes; the workload touched $(jqr .bytes "$T/wl.json")" ||
+		return 1
 	check_growth "$T/r.json" "$T/wl.json"
 }
 

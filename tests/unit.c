@@ -1350,6 +1350,94 @@ out:
 	model__free(m);
 }
 
+/* a one-frame stack named `sym` */
+static void named_stack(struct model *m, __u32 id, const char *sym)
+{
+	union {
+		struct gmt_stack s;
+		__u64 buf[32];
+	} u;
+	size_t off;
+
+	memset(&u, 0, sizeof(u));
+	u.s.stack_id = id;
+	u.s.nr_frames = 1;
+	u.s.frames[0] = (struct gmt_stack_frame){ 0x401000 + id * 0x100, 0x10 };
+	off = sprintf((char *)&u.s.frames[1], "%s", sym) + 1;
+	off += sprintf((char *)&u.s.frames[1] + off, "llama-server") + 1;
+	off += offsetof(struct gmt_stack, frames) + sizeof(u.s.frames[0]);
+	u.s.hdr = (struct gmt_hdr){ T(0.5), 100, 100, GMT_EV_STACK, (off + 7) & ~7ul, ~0u };
+	model__add(m, &u.s.hdr);
+}
+
+static void touch_at(struct model *m, double t, __u32 stack)
+{
+	struct gmt_touch e;
+
+	event__init(&e.hdr, GMT_EV_TOUCH, sizeof(e), T(t), 100);
+	e.addr = 0x7f0000000000ull;
+	e.bytes = 1 << 20;
+	e.stack_id = stack;
+	model__add(m, &e.hdr);
+}
+
+/* memory by what it is for: GPU memory live now by its stacks' roles,
+ * biggest first and "other" last; host memory by who touched it first;
+ * both in the live view's memory panel */
+static void test_roles_by_stack(void)
+{
+	static const char *const syms[] = { "llama_kv_cache::llama_kv_cache", "load_tensors",
+					    "ggml_gallocr_reserve_n", "unnamed_helper",
+					    "server_prompt_cache::alloc" };
+	static const __u64 sizes[] = { 980ull << 20, 225ull << 20, 5939, 1 << 20 };
+	struct top_line *l = calloc(256, sizeof(*l));
+	struct model *m = model_of_run(2);
+	struct top_state st = { .refresh_s = 1 };
+	struct gmt_gpu_call e;
+	struct findings *fs;
+	char buf[256];
+	size_t n;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		named_stack(m, 11 + i, syms[i]);
+	for (i = 0; i < 5; i++) { /* two KV buffers, one each of the others */
+		event__init(&e.hdr, GMT_EV_GPU_CALL, sizeof(e), T(1 + 0.1 * i), 100);
+		e.api = GMT_API_VK;
+		e.op = GMT_GOP_ALLOC;
+		e.kind = GMT_GK_DEVICE;
+		e.handle = 0x1000 + i;
+		e.size = sizes[i ? i - 1 : 0];
+		e.result = 0;
+		e.mem_type = 0;
+		e.stack_id = 11 + (i ? i - 1 : 0);
+		model__add(m, &e.hdr);
+	}
+	for (i = 0; i < 4; i++)
+		touch_at(m, 2 + i, i < 3 ? 15 : 14);
+	n = findings__gpu_roles(m, model__proc(m, 100), T(3), buf, sizeof(buf));
+	ASSERT_TRUE(n > 0, "GPU memory has roles");
+	ASSERT_STR(
+		buf,
+		"KV cache 1.91 GiB, model weights 225.0 MiB, compute buffers 5.8 KiB, other 1.0 MiB",
+		"GPU memory by role");
+	n = findings__touch_roles(m, model__proc(m, 100), T(10), buf, sizeof(buf));
+	ASSERT_STR(buf, "prompt cache 3.0 MiB, other 1.0 MiB",
+		   "host memory by who touched it first");
+	n = findings__touch_roles(m, model__proc(m, 100), T(1.5), buf, sizeof(buf));
+	ASSERT_TRUE(n == 0, "nothing touched yet");
+	m->target_pid = 100;
+	st.now = T(10);
+	fs = findings__build(m);
+	n = l ? top__layout(m, fs, &st, 40, 200, l, 256) : 0;
+	ASSERT_TRUE(screen_has(l, n, "GPU for: KV cache 1.91 GiB") &&
+			    screen_has(l, n, "host first touched: prompt cache 3.0 MiB"),
+		    "the live view says what memory is for");
+	findings__free(fs);
+	free(l);
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -1441,6 +1529,7 @@ static const struct {
 	{ "unit_findings_counted_once", test_findings_counted_once },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
+	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_fmt", test_fmt },
 };
 

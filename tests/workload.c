@@ -12,6 +12,13 @@
  * --out FILE    write the summary to FILE (may be a FIFO) instead of stdout
  * --threads N   start and join N threads first
  * --spare-mib M each step also maps M MiB it never touches
+ * --entries N   each step also mallocs N entries of --entry-kib K (default
+ *               96: from malloc's heap, not mmap) and fills them, as a cache
+ *               of saved states does (built without frame pointers too:
+ *               workload-nofp)
+ * --secret      the steps run below a frame whose 8 KiB of stack hold
+ *               "SECRET-REQUEST-BYTES!" over and over, as a server's
+ *               stack holds a request: none of it may leave the kernel
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,7 +33,7 @@
 #define MAX_STEPS 1024
 
 struct totals {
-	long mmaps, pages, bytes, spare_bytes;
+	long mmaps, pages, bytes, spare_bytes, entry_bytes;
 	unsigned long addrs[MAX_STEPS];
 };
 
@@ -87,6 +94,20 @@ __attribute__((noinline)) static void spare_step(size_t len, struct totals *t)
 	t->spare_bytes += len;
 }
 
+/* a cache entry: malloc'ed and filled, held until exit */
+__attribute__((noinline)) static void save_entry(size_t len, struct totals *t)
+{
+	char *p = malloc(len);
+
+	if (!p) {
+		perror("malloc");
+		exit(2);
+	}
+	memset(p, 1, len);
+	asm volatile("" ::"r"(p) : "memory");
+	t->entry_bytes += len;
+}
+
 static void *idle_thread(void *arg)
 {
 	return arg;
@@ -122,17 +143,37 @@ static long now_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-static void run_steps(int steps, size_t step, size_t spare, long step_ms, struct totals *t)
+static void run_steps(int steps, size_t step, size_t spare, long step_ms, int entries, size_t entry,
+		      struct totals *t)
 {
 	struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
-	int i;
+	int i, k;
 
 	for (i = 0; i < steps; i++) {
-		grow_step(step, t);
+		if (step)
+			grow_step(step, t);
 		spare_step(spare, t);
+		for (k = 0; k < entries; k++)
+			save_entry(entry, t);
 		if (step_ms)
 			nanosleep(&ts, NULL);
 	}
+}
+
+/* the steps, below a frame full of a request-like secret */
+__attribute__((noinline)) static void run_with_secret(int steps, size_t step, size_t spare,
+						      long step_ms, int entries, size_t entry,
+						      struct totals *t)
+{
+	static const char secret[] = "SECRET-REQUEST-BYTES!";
+	char buf[8192];
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = secret[i % (sizeof(secret) - 1)];
+	asm volatile("" ::"r"(buf) : "memory");
+	run_steps(steps, step, spare, step_ms, entries, entry, t);
+	asm volatile("" ::"r"(buf) : "memory");
 }
 
 int main(int argc, char **argv)
@@ -141,6 +182,8 @@ int main(int argc, char **argv)
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
 	long step_mib = 16, step_ms = 0, churn_n = 0, spare_mib = 0, steps_ns, churn_ns;
+	long entries = 0, entry_kib = 96;
+	int secret = 0;
 	struct totals t = { 0 };
 	pid_t child = 0;
 
@@ -153,6 +196,10 @@ int main(int argc, char **argv)
 			step_mib = atol(v), i++;
 		else if (!strcmp(argv[i], "--spare-mib"))
 			spare_mib = atol(v), i++;
+		else if (!strcmp(argv[i], "--entries"))
+			entries = atol(v), i++;
+		else if (!strcmp(argv[i], "--entry-kib"))
+			entry_kib = atol(v), i++;
 		else if (!strcmp(argv[i], "--step-ms"))
 			step_ms = atol(v), i++;
 		else if (!strcmp(argv[i], "--wait"))
@@ -167,6 +214,8 @@ int main(int argc, char **argv)
 			threads = atoi(v), i++;
 		else if (!strcmp(argv[i], "--fork"))
 			do_fork = 1;
+		else if (!strcmp(argv[i], "--secret"))
+			secret = 1;
 		else {
 			fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
 			return 2;
@@ -177,12 +226,18 @@ int main(int argc, char **argv)
 	if (do_fork) {
 		child = fork();
 		if (!child) {
-			run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, &t);
+			run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, entries,
+				  entry_kib << 10, &t);
 			_exit(0);
 		}
 	}
 	steps_ns = now_ns();
-	run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, &t);
+	if (secret)
+		run_with_secret(steps, step_mib << 20, spare_mib << 20, step_ms, entries,
+				entry_kib << 10, &t);
+	else
+		run_steps(steps, step_mib << 20, spare_mib << 20, step_ms, entries, entry_kib << 10,
+			  &t);
 	steps_ns = now_ns() - steps_ns;
 	churn_ns = now_ns();
 	churn(churn_n);
@@ -195,10 +250,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(f,
 		"{\"pid\": %d, \"mmaps\": %ld, \"pages\": %ld, \"bytes\": %ld, \"spare_bytes\": %ld, "
-		"\"page_size\": %ld, \"churn\": %ld, \"steps_ns\": %ld, \"churn_ns\": %ld, "
-		"\"addrs\": [",
-		getpid(), t.mmaps, t.pages, t.bytes, t.spare_bytes, sysconf(_SC_PAGESIZE), churn_n,
-		steps_ns, churn_ns);
+		"\"entry_bytes\": %ld, \"page_size\": %ld, \"churn\": %ld, \"steps_ns\": %ld, "
+		"\"churn_ns\": %ld, \"addrs\": [",
+		getpid(), t.mmaps, t.pages, t.bytes, t.spare_bytes, t.entry_bytes,
+		sysconf(_SC_PAGESIZE), churn_n, steps_ns, churn_ns);
 	for (i = 0; i < t.mmaps && i < MAX_STEPS; i++)
 		fprintf(f, "%s%lu", i ? ", " : "", t.addrs[i]);
 	fprintf(f, "]}\n");

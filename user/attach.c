@@ -34,7 +34,9 @@ struct attach {
 	int pidfd;
 	struct bpf_link *links[MAX_GROUPS * MAX_PROGS];
 	size_t nr_links;
-	struct gmt_probe probes[MAX_GROUPS + 2];
+	struct gmt_probe probes[MAX_GROUPS + 4];
+	char touch_refused[160];  /* why first-touch stacks were dropped */
+	char redact_refused[160]; /* why GPU stacks stop at frame pointers once serving */
 	bool manual_ready;
 	struct gpulib *gpu;
 	size_t nr_probes;
@@ -278,7 +280,7 @@ static const struct group groups[] = {
 	  false,
 	  NULL },
 	{ "exceptions:page_fault_user",
-	  "page faults",
+	  "page faults; the stacks of sampled first touches of anonymous memory",
 	  fault_missing,
 	  { "tp_page_fault_user" },
 	  false,
@@ -664,6 +666,23 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 		g = group_of(refused_prog);
 		gmt_bpf__destroy(a->skel);
 		a->skel = NULL;
+		/* first-touch stacks are the newest code in the fault program:
+		 * without them it still counts faults */
+		if (!strcmp(refused_prog, "tp_page_fault_user") && !a->touch_refused[0] &&
+		    o->touch_bytes) {
+			snprintf(a->touch_refused, sizeof(a->touch_refused),
+				 "the kernel refused them: %s (-v shows why)",
+				 refused_why[0] ? refused_why : strerror(-e));
+			refused_prog[0] = 0;
+			continue;
+		}
+		if (!strcmp(refused_prog, "gpu_return") && !a->redact_refused[0]) {
+			snprintf(a->redact_refused, sizeof(a->redact_refused),
+				 "the kernel refused them: %s (-v shows why)",
+				 refused_why[0] ? refused_why : strerror(-e));
+			refused_prog[0] = 0;
+			continue;
+		}
 		if (g == NR_GROUPS || refused[g][0]) {
 			snprintf(
 				err, size,
@@ -681,6 +700,14 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 		attach_group(a, g, why[g]);
 	prune_probes(a);
 	add_probe(a, GMT_PROBE_ATTACHED, "/proc/PID/status", "truth counters every interval", NULL);
+	if (a->touch_refused[0])
+		add_probe(a, GMT_PROBE_SKIPPED, "first-touch stacks",
+			  "who touched the host heap first", a->touch_refused);
+	if (a->redact_refused[0])
+		add_probe(
+			a, GMT_PROBE_SKIPPED, "serving GPU stacks",
+			"GPU allocation stacks by call frame information while serving, and with -p",
+			a->redact_refused);
 	return 0;
 }
 
@@ -689,6 +716,7 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 {
 	__u32 ringbuf = (o->ringbuf_mb ? o->ringbuf_mb : 8) << 20;
 	size_t g;
+	bool loop;
 
 	a->skel = gmt_bpf__open();
 	if (!a->skel)
@@ -698,9 +726,23 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 	a->skel->rodata->follow_forks = o->follow_forks;
 	a->skel->rodata->all_bos = o->all_bos;
 	/* stack slices for unwinding by CFI, where frame pointers stop short:
-	 * only in a process started here, until its first request (a slice of
-	 * a serving thread's stack could hold a request's bytes) */
+	 * whole in a process started here, until its first request; after
+	 * that, and with -p, redacted (bpf/ustack.bpf.h), since a serving
+	 * thread's stack could hold a request's bytes */
 	a->skel->rodata->unwind_cfi = a->spawned;
+	/* redacting needs bpf_loop, sampled first touches bpf_find_vma too
+	 * (5.17); where they are missing, the verifier never sees the code
+	 * that calls them */
+	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) > 0;
+	a->skel->rodata->redact_gpu = loop && !a->redact_refused[0];
+	if (o->touch_bytes && !a->touch_refused[0] && loop &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0) {
+		__u64 period = o->touch_bytes / sysconf(_SC_PAGESIZE);
+
+		a->skel->rodata->touch_period = period < 1	  ? 1 :
+						period > 1u << 30 ? 1u << 30 :
+								    period;
+	}
 	if (!access("/sys/kernel/btf/amdgpu", F_OK))
 		find_amdgpu_destroy((__u64 *)a->skel->rodata->amdgpu_destroy);
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;
@@ -759,6 +801,16 @@ bool attach__gpu_ready(const struct attach *a)
 void attach__adopt_gpulib(struct attach *a, struct gpulib *g)
 {
 	a->gpu = g;
+}
+
+__u32 attach__touch_period(const struct attach *a)
+{
+	return a->skel->rodata->touch_period;
+}
+
+bool attach__redacts(const struct attach *a)
+{
+	return a->skel->rodata->touch_period || a->skel->rodata->redact_gpu;
 }
 
 bool attach__spawned(const struct attach *a)

@@ -18,6 +18,7 @@ struct attach_opts {
 	bool follow_forks;
 	bool all_bos; /* -a: kernel GPU buffers of every process */
 	unsigned int ringbuf_mb;
+	__u64 touch_bytes; /* a stack for about one in this many bytes first touched; 0: none */
 	bool verbose;
 };
 
@@ -31,6 +32,11 @@ pid_t attach__target(const struct attach *a);
 /* the gpuapi programs loaded: gpulib may attach them */
 bool attach__gpu_ready(const struct attach *a);
 bool attach__spawned(const struct attach *a);
+/* faults between sampled first touches; 0: none are */
+__u32 attach__touch_period(const struct attach *a);
+/* stack slices may go out at any time, redacted by the code ranges BPF is
+ * given (bpf/ustack.bpf.h) */
+bool attach__redacts(const struct attach *a);
 struct gpulib;
 /* its uprobes go when the attach does: after the report, since taking
  * hundreds of uprobes down takes seconds */

@@ -9,6 +9,7 @@
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,6 +47,9 @@ struct collect {
 	const struct collect_opts *o;
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
+	/* GMT_TEST_USTACK_DUMP: the stack slices as they left the kernel, for
+	 * the test that checks what they keep; -1 */
+	int ustack_dump;
 	struct gpulib *gpu; /* NULL when the gpuapi programs did not load */
 	struct nvml *nvml;  /* NULL without an NVIDIA driver */
 	struct stack_entry *stacks[STACK_BUCKETS];
@@ -82,6 +86,20 @@ static void add_pid(struct collect *c, __u32 pid)
 			return;
 	if (c->nr_pids < MAX_PIDS)
 		c->pids[c->nr_pids++] = (struct pid_state){ .pid = pid };
+}
+
+/* where pid's code lies, for BPF to keep only code and stack addresses of
+ * the stacks it sends from faults (gmt_code_ranges) */
+static void push_code(struct collect *c, __u32 pid)
+{
+	int fd = bpf_map__fd(attach__skel(c->a)->maps.code_ranges);
+	struct gmt_code_ranges r = {};
+
+	if (!attach__redacts(c->a))
+		return;
+	r.nr = symbolizer__code_ranges(c->sym, pid, r.lo, r.hi, GMT_CODE_RANGES);
+	if (r.nr)
+		bpf_map_update_elem(fd, &pid, &r, BPF_ANY);
 }
 
 static void remove_pid(struct collect *c, __u32 pid)
@@ -201,6 +219,7 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 		symbolizer__refresh(c->sym, e->hdr.pid);
 		if (c->unw)
 			unwinder__refresh(c->unw, e->hdr.pid);
+		push_code(c, e->hdr.pid);
 	}
 	m.hdr.len = sizeof(m);
 	m.nr_ips = 0;
@@ -223,7 +242,11 @@ static void on_ustack(struct collect *c, const struct gmt_ustack *s)
 		c->next_pending = (k + 1) % PENDING_USTACKS;
 	if (!c->pending[k] && !(c->pending[k] = malloc(sizeof(*s))))
 		return;
-	memcpy(c->pending[k], s, sizeof(*s));
+	memcpy(c->pending[k], s, s->hdr.len); /* event__valid: len <= sizeof(*s) */
+	if (c->ustack_dump >= 0 && write(c->ustack_dump, s, s->hdr.len) != s->hdr.len) {
+		close(c->ustack_dump);
+		c->ustack_dump = -1;
+	}
 }
 
 /* the frames of the record from tid: by CFI from its stack slice when
@@ -261,6 +284,17 @@ static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
 	emit(c, &g.hdr);
 }
 
+/* a sampled first touch: its frames by CFI from the slice sent before it */
+static void on_touch(struct collect *c, const struct gmt_touch *e)
+{
+	struct gmt_touch t = *e;
+
+	t.hdr.len = sizeof(t);
+	t.nr_ips = 0;
+	t.stack_id = unwound_stack_of(c, &e->hdr, e->ips, e->nr_ips);
+	emit(c, &t.hdr);
+}
+
 static int on_ring(void *ctx, void *data, size_t size)
 {
 	struct collect *c = ctx;
@@ -279,6 +313,9 @@ static int on_ring(void *ctx, void *data, size_t size)
 	case GMT_EV_GPU_CALL:
 		on_gpu_call(c, data);
 		return 0;
+	case GMT_EV_TOUCH:
+		on_touch(c, data);
+		return 0;
 	case GMT_EV_USTACK:
 		on_ustack(c, data);
 		return 0; /* its frames go out with its record */
@@ -287,17 +324,22 @@ static int on_ring(void *ctx, void *data, size_t size)
 		symbolizer__refresh(c->sym, e->pid);
 		if (c->unw)
 			unwinder__refresh(c->unw, e->pid);
+		push_code(c, e->pid);
 		reset_faults_sent(c, e->pid);
 		if (c->gpu)
 			gpulib__scan(c->gpu, e->pid);
 		break;
 	case GMT_EV_FORK:
-		if (((const struct gmt_fork *)e)->followed)
+		if (((const struct gmt_fork *)e)->followed) {
 			add_pid(c, ((const struct gmt_fork *)e)->child_pid);
+			push_code(c, ((const struct gmt_fork *)e)->child_pid);
+		}
 		break;
 	case GMT_EV_EXIT:
 		if (((const struct gmt_exit *)e)->group_dead) {
 			remove_pid(c, e->pid);
+			bpf_map_delete_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges),
+					    &e->pid);
 			if (c->unw)
 				unwinder__forget(c->unw, e->pid);
 		}
@@ -820,6 +862,10 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	c->o = o;
 	c->ncpus = libbpf_num_possible_cpus();
 	c->sym = symbolizer__new(o->debug_dir);
+	c->ustack_dump = -1;
+	if (getenv("GMT_TEST_USTACK_DUMP"))
+		c->ustack_dump = open(getenv("GMT_TEST_USTACK_DUMP"),
+				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	c->unw = unwinder__new(c->sym);
 	c->rb = ring_buffer__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c, NULL);
 	if (!c->rb || !c->sym || c->ncpus <= 0) {
@@ -828,6 +874,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		goto out;
 	}
 	add_pid(c, attach__target(a));
+	push_code(c, attach__target(a));
 	emit_session(c);
 	for (i = 0; i < nr_probes; i++) {
 		p = probes[i];
@@ -881,6 +928,8 @@ out:
 	ring_buffer__free(c->rb);
 	symbolizer__free(c->sym);
 	unwinder__free(c->unw);
+	if (c->ustack_dump >= 0)
+		close(c->ustack_dump);
 	for (i = 0; i < PENDING_USTACKS; i++)
 		free(c->pending[i]);
 	free_stacks(c);

@@ -150,6 +150,15 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 			add(o, "stack_id", u64(m->stack_id));
 		break;
 	}
+	case GMT_EV_TOUCH: {
+		const struct gmt_touch *t = (const void *)e;
+
+		add(o, "addr", u64(t->addr));
+		add(o, "bytes", u64(t->bytes));
+		if (t->stack_id)
+			add(o, "stack_id", u64(t->stack_id));
+		break;
+	}
 	case GMT_EV_BO: {
 		const struct gmt_bo *b = (const void *)e;
 		static const char *ops[] = { "?", "create", "move", "free", "domains" };

@@ -36,7 +36,8 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
 	[GMT_EV_PROC_ENV] = { "proc_env", sizeof(struct gmt_proc_env) },
 	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
-	[GMT_EV_USTACK] = { "ustack", sizeof(struct gmt_ustack) },
+	[GMT_EV_USTACK] = { "ustack", offsetof(struct gmt_ustack, data) },
+	[GMT_EV_TOUCH] = { "touch", sizeof(struct gmt_touch) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -93,6 +94,16 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 		return offsetof(struct gmt_gpu_call, ips) +
 			       ((const struct gmt_gpu_call *)e)->nr_ips * 8u <=
 		       e->len;
+	case GMT_EV_TOUCH:
+		return offsetof(struct gmt_touch, ips) +
+			       ((const struct gmt_touch *)e)->nr_ips * 8ull <=
+		       e->len;
+	case GMT_EV_USTACK:
+		/* a fault's slice is shorter than a GPU call's */
+		return offsetof(struct gmt_ustack, data) +
+				       (__u64)((const struct gmt_ustack *)e)->size <=
+			       e->len &&
+		       e->len <= sizeof(struct gmt_ustack);
 	case GMT_EV_PROC_ENV:
 		return sizeof(struct gmt_proc_env) + ((const struct gmt_proc_env *)e)->vars_len <=
 		       e->len;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "findings_int.h"
 #include "fmt.h"
+#include "roles.h"
 
 const char *findings__kind_name(enum finding_kind k)
 {
@@ -79,6 +80,113 @@ static const char *frame_name(const struct model_frame *fr, char *buf, size_t si
 	return buf;
 }
 
+static size_t roles_of(const struct model *m, const struct finding_stack *s, size_t n, __u64 other,
+		       bool counts, char *buf, size_t size);
+
+size_t findings__by_role(const struct model *m, const struct finding_stack *s, size_t n,
+			 __u64 other, char *buf, size_t size)
+{
+	return roles_of(m, s, n, other, true, buf, size);
+}
+
+size_t findings__by_role_bytes(const struct model *m, const struct finding_stack *s, size_t n,
+			       char *buf, size_t size)
+{
+	return roles_of(m, s, n, 0, false, buf, size);
+}
+
+/* one entry a stack: the same stack twice adds up */
+static void add_stack(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
+{
+	size_t i;
+
+	for (i = 0; i < *n && v[i].stack_id != id; i++)
+		;
+	if (i == *n) {
+		if (*n == max)
+			return;
+		v[(*n)++] = (struct finding_stack){ .stack_id = id };
+	}
+	v[i].bytes += bytes;
+	v[i].count++;
+}
+
+size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
+			   size_t size)
+{
+	struct finding_stack v[256];
+	size_t i, n = 0;
+	__s64 y;
+
+	for (i = 0; p && p->gpu && i < p->gpu->nr_holders; i++)
+		if (series__at(&p->gpu->holders[i].live, at, &y) && y > 0)
+			add_stack(v, &n, 256, p->gpu->holders[i].stack_id, y);
+	return n ? roles_of(m, v, n, 0, false, buf, size) : 0;
+}
+
+size_t findings__touch_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
+			     size_t size)
+{
+	struct finding_stack v[256];
+	size_t i, n = 0;
+
+	for (i = 0; p && i < p->nr_touches && p->touches[i].ts <= at; i++)
+		add_stack(v, &n, 256, p->touches[i].stack_id, p->touches[i].bytes);
+	return n ? roles_of(m, v, n, 0, false, buf, size) : 0;
+}
+
+static size_t roles_of(const struct model *m, const struct finding_stack *s, size_t n, __u64 other,
+		       bool counts, char *buf, size_t size)
+{
+	struct {
+		const char *role;
+		__u64 bytes, count;
+	} v[16], t;
+	size_t i, k, nv = 0, len = 0;
+	bool any = false;
+	char a[32];
+
+	for (i = 0; i < n; i++) {
+		const char *r = roles__of(m, s[i].stack_id);
+
+		any |= r != NULL;
+		r = r ? r : "other";
+		for (k = 0; k < nv && strcmp(v[k].role, r); k++)
+			;
+		if (k == nv && nv == sizeof(v) / sizeof(v[0]))
+			k = 0; /* cannot happen: fewer roles than slots */
+		else if (k == nv)
+			v[nv++] = (typeof(v[0])){ r, 0, 0 };
+		v[k].bytes += s[i].bytes;
+		v[k].count += s[i].count;
+	}
+	if (!any)
+		return 0;
+	/* biggest first; "other" last, whatever its size */
+	for (i = 0; i < nv; i++)
+		for (k = i + 1; k < nv; k++)
+			if (!strcmp(v[i].role, "other") ||
+			    (strcmp(v[k].role, "other") && v[k].bytes > v[i].bytes)) {
+				t = v[i];
+				v[i] = v[k];
+				v[k] = t;
+			}
+	for (i = 0; i < nv && len < size; i++) {
+		if (!strcmp(v[i].role, "other"))
+			other += v[i].bytes;
+		else
+			len += snprintf(buf + len, size - len, "%s%s %s", i ? ", " : "", v[i].role,
+					fmt_bytes(a, sizeof(a), v[i].bytes));
+		if (counts && strcmp(v[i].role, "other") && len < size)
+			len += snprintf(buf + len, size - len, " (%llu)",
+					(unsigned long long)v[i].count);
+	}
+	if (other && len < size)
+		len += snprintf(buf + len, size - len, ", other %s",
+				fmt_bytes(a, sizeof(a), other));
+	return len < size ? len : size - 1;
+}
+
 void findings__label_stacks(const struct model *m, struct finding_stack *s, size_t n)
 {
 	const struct model_stack *st[FINDING_STACKS] = { 0 };
@@ -106,7 +214,10 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 			if (!st[i])
 				continue;
 			if (k + 1 >= st[i]->nr_frames) {
+				/* one is the other's start (a walk cut short): no frame
+				 * tells them apart, and their own code is nearest the top */
 				same = false;
+				k = 0;
 				break;
 			}
 			if (!first) {
@@ -120,6 +231,10 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 			break;
 	}
 	for (i = 0; i < n && i < FINDING_STACKS; i++) {
+		const char *role = roles__of(m, s[i].stack_id);
+
+		if (role)
+			snprintf(s[i].role, sizeof(s[i].role), "%s", role);
 		if (s[i].label[0])
 			continue;
 		if (!st[i]) {

@@ -35,6 +35,7 @@ struct finding_stack {
 	__u64 bytes, count, min_size, max_size;
 	char label[96]; /* the frame that tells it from the others */
 	char role[24];	/* what it is for (roles.h), when its frames say */
+	bool sampled;	/* bytes estimated from `count` sampled first touches */
 };
 
 struct finding {
@@ -62,6 +63,7 @@ struct finding {
 	char strs[2][64];
 	struct finding_stack stacks[FINDING_STACKS];
 	size_t nr_stacks;
+	char roles[200]; /* what the growth is for, by role, where the stacks say */
 	char evidence[FINDING_EVIDENCE][200];
 	size_t nr_evidence;
 	char message[1536];
@@ -82,8 +84,23 @@ void finding__num(struct finding *f, const char *key, double v);
 void finding__str(struct finding *f, const char *key, const char *v);
 void finding__evidence(struct finding *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* labels for stacks that tell them apart: the first frame they do not share */
+/* labels for stacks that tell them apart: the first frame they do not share;
+ * and their roles, where their frames say */
 void findings__label_stacks(const struct model *m, struct finding_stack *s, size_t n);
+/* n stacks' bytes by role, biggest first, "other" last, into buf ("KV cache
+ * 1.9 GiB (2), ..."): its length; 0 when no stack has a role */
+size_t findings__by_role(const struct model *m, const struct finding_stack *s, size_t n,
+			 __u64 other, char *buf, size_t size);
+/* the same without the counts */
+size_t findings__by_role_bytes(const struct model *m, const struct finding_stack *s, size_t n,
+			       char *buf, size_t size);
+/* what p's memory is for, where its stacks say (0: they name no role):
+ * GPU API memory live at `at`, and host memory first touched until then
+ * (sampled); "KV cache 1.9 GiB, model weights 225.5 MiB, other 2.0 MiB" */
+size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
+			   size_t size);
+size_t findings__touch_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
+			     size_t size);
 /* failures, and device growth the API does not explain (findings_gpu.c) */
 void findings__failures(const struct model *m, const struct model_proc *p, struct findings *f);
 /* an exit by a signal or with a failing status (findings_exit.c) */

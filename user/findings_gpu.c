@@ -48,44 +48,6 @@ static bool llama(const struct model_proc *p, const struct finding *f)
 
 /* what was live by role, biggest first, into buf: "KV cache 1.91 GiB (2),
  * model weights 225.5 MiB (1)"; 0 when no stack names a role */
-static size_t by_role(const struct finding *f, __u64 other, char *buf, size_t size)
-{
-	struct {
-		const char *role;
-		__u64 bytes, count;
-	} v[FINDING_STACKS + 1], t;
-	size_t i, k, n = 0, len = 0;
-	bool any = false;
-	char a[32];
-
-	for (i = 0; i < f->nr_stacks; i++) {
-		const char *r = f->stacks[i].role[0] ? f->stacks[i].role : "other";
-
-		any |= f->stacks[i].role[0] != 0;
-		for (k = 0; k < n && strcmp(v[k].role, r); k++)
-			;
-		if (k == n)
-			v[n++] = (typeof(v[0])){ r, 0, 0 };
-		v[k].bytes += f->stacks[i].bytes;
-		v[k].count += f->stacks[i].count;
-	}
-	if (!any)
-		return 0;
-	for (i = 0; i < n; i++)
-		for (k = i + 1; k < n; k++)
-			if (v[k].bytes > v[i].bytes) {
-				t = v[i];
-				v[i] = v[k];
-				v[k] = t;
-			}
-	for (i = 0; i < n && len < size; i++)
-		len += snprintf(buf + len, size - len, "%s%s %s (%llu)", i ? ", " : "", v[i].role,
-				B(a, v[i].bytes), (unsigned long long)v[i].count);
-	if (other && len < size)
-		len += snprintf(buf + len, size - len, ", other %s", B(a, other));
-	return len;
-}
-
 static void failure(const struct model *m, const struct model_proc *p,
 		    const struct model_gpu_failure *x, unsigned int times, struct findings *fs)
 {
@@ -139,9 +101,6 @@ static void failure(const struct model *m, const struct model_proc *p,
 	f->nr_stacks = x->nr_groups;
 	live += x->other_bytes;
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
-	for (i = 0; i < f->nr_stacks; i++)
-		if ((role = roles__of(m, f->stacks[i].stack_id)))
-			snprintf(f->stacks[i].role, sizeof(f->stacks[i].role), "%s", role);
 	role = roles__of(m, x->stack_id);
 	finding__num(f, "live_bytes", live);
 	len = snprintf(f->message, sizeof(f->message),
@@ -150,7 +109,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 		       role ? " for the " : "", role ? role : "", res, f->since_s,
 		       times > 1 ? " (and again, the same way)" : "", B(b, live));
 	/* by what it is for, where the stacks say; else by stack */
-	if (by_role(f, x->other_bytes, roles, sizeof(roles))) {
+	if (findings__by_role(m, f->stacks, f->nr_stacks, x->other_bytes, roles, sizeof(roles))) {
 		len += snprintf(f->message + len, sizeof(f->message) - len, ": %s", roles);
 		finding__evidence(f, "live by role: %s", roles);
 	} else {

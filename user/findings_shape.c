@@ -110,12 +110,26 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 {
 	struct finding_stack v[256];
 	size_t n = 0, i;
-	__u64 total = 0;
+	__u64 total = 0, touched = 0;
 	bool guessed = false; /* a mapping's length stood for what it holds */
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 	__s64 x, y;
 
-	if (!strcmp(j->c.name, "host_anon")) {
+	/* sampled first touches say who made the memory resident: better than
+	 * mappings, whose stacks end in the allocator (and which miss what
+	 * malloc carves from its arenas) */
+	for (i = 0; !strcmp(j->c.name, "host_anon") && i < p->nr_touches; i++)
+		if (p->touches[i].ts >= from && p->touches[i].ts <= to) {
+			hold(v, &n, 255, p->touches[i].stack_id, p->touches[i].bytes);
+			touched += p->touches[i].bytes;
+		}
+	if (touched) {
+		/* each sample stands for the same bytes: a count, not sizes */
+		for (i = 0; i < n; i++) {
+			v[i].min_size = v[i].max_size = 0;
+			v[i].sampled = true;
+		}
+	} else if (!strcmp(j->c.name, "host_anon")) {
 		for (i = 0; i < p->nr_maps; i++) {
 			const struct model_mapping *mp = &p->maps[i];
 
@@ -160,11 +174,23 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	f->nr_stacks = n < FINDING_STACKS ? n : FINDING_STACKS;
 	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
-	finding__evidence(f,
-			  "%s of it was made between %.2f s and %.2f s and held at the end of "
-			  "that, %s by %s",
-			  B(a, total), model__secs(m, from), model__secs(m, to),
-			  B(b, f->stacks[0].bytes), f->stacks[0].label);
+	if (findings__by_role(m, v, n, 0, f->roles, sizeof(f->roles)))
+		finding__evidence(f, "%s by role: %s", touched ? "first touched" : "held",
+				  f->roles);
+	if (touched)
+		finding__evidence(f,
+				  "sampled first touches of anonymous memory between %.2f s and "
+				  "%.2f s stand for %s, %s by %s (a stack for about one in %s "
+				  "touched)",
+				  model__secs(m, from), model__secs(m, to), B(a, total),
+				  B(b, f->stacks[0].bytes), f->stacks[0].label,
+				  B(c, p->touches[0].bytes));
+	else
+		finding__evidence(f,
+				  "%s of it was made between %.2f s and %.2f s and held at the end "
+				  "of that, %s by %s",
+				  B(a, total), model__secs(m, from), model__secs(m, to),
+				  B(b, f->stacks[0].bytes), f->stacks[0].label);
 	/* without an smaps read a mapping's length stood for it: the level
 	 * says how much of that can be resident at most */
 	x = j->y[j->n - 1] - j->y[0];
@@ -493,6 +519,12 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	default:
 		steady_message(j, f);
 		break;
+	}
+	if (f->roles[0] && j->r.shape != SHAPE_STEADY) {
+		size_t len = strlen(f->message);
+
+		snprintf(f->message + len, sizeof(f->message) - len,
+			 " By role, from its stacks: %s.", f->roles);
 	}
 	if (j->gpu_part > 0)
 		finding__evidence(

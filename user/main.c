@@ -35,6 +35,7 @@ struct args {
 	bool json, verbose, quiet, follow, events, all_bos, no_tui, live;
 	unsigned int ringbuf_mb;
 	double speed;
+	long long touch_bytes; /* -1: the default */
 };
 
 const char *argp_program_version = "gpumemtrace " GMT_VERSION;
@@ -78,7 +79,18 @@ static const char doc[] =
 	"\n"
 	"OPTIONS:";
 
-enum { OPT_JSON = 1000, OPT_RINGBUF, OPT_DEBUG_DIR, OPT_EVENTS, OPT_NO_TUI, OPT_LIVE, OPT_SPEED };
+enum {
+	OPT_JSON = 1000,
+	OPT_RINGBUF,
+	OPT_DEBUG_DIR,
+	OPT_EVENTS,
+	OPT_NO_TUI,
+	OPT_LIVE,
+	OPT_SPEED,
+	OPT_TOUCH,
+};
+
+#define TOUCH_DEFAULT (1ll << 20)
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
@@ -96,6 +108,10 @@ static const struct argp_option options[] = {
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
 	  "Where separate debug files are (by build id or .gnu_debuglink; default "
 	  "/usr/lib/debug, in the target's root)",
+	  0 },
+	{ "touch-sample", OPT_TOUCH, "SIZE", 0,
+	  "Take the stack of about one in SIZE bytes of anonymous memory the target touches "
+	  "first (default 1M; K, M, G suffixes; 0: none): what made the host heap grow",
 	  0 },
 	{ "no-tui", OPT_NO_TUI, NULL, 0,
 	  "No full-screen view on a terminal: a plain line each interval instead", 0 },
@@ -129,6 +145,25 @@ static long parse_int(const char *s, const char *what, long max, struct argp_sta
 		argp_error(state, "invalid %s '%s': expected a whole number from 1 to %ld", what, s,
 			   max);
 	return v;
+}
+
+/* bytes, with an optional K, M or G (powers of 1024) */
+static long long parse_size(const char *s, const char *opt, struct argp_state *state)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end == 'K' || *end == 'k')
+		v *= 1 << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v *= 1 << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v *= 1 << 30, end++;
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > (double)(1ll << 40))
+		argp_error(state, "invalid %s '%s': expected bytes, as 4096, 512K or 1M", opt, s);
+	return (long long)v;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -171,6 +206,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (arg[0] != '/' || strlen(arg) > 200)
 			argp_error(state, "--debug-dir needs an absolute path (at most 200 bytes)");
 		a->debug_dir = arg;
+		break;
+	case OPT_TOUCH:
+		a->touch_bytes = parse_size(arg, "--touch-sample", state);
 		break;
 	case OPT_NO_TUI:
 		a->no_tui = true;
@@ -456,6 +494,8 @@ static int trace(const struct args *a)
 				  .follow_forks = a->follow,
 				  .all_bos = a->all_bos,
 				  .ringbuf_mb = a->ringbuf_mb,
+				  .touch_bytes =
+					  a->touch_bytes < 0 ? TOUCH_DEFAULT : a->touch_bytes,
 				  .verbose = a->verbose };
 	struct pipeline p = { .output = a->output };
 	struct collect_opts co = {
@@ -536,7 +576,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct argp argp = { options, parse_opt, "[-p PID | -- CMD [ARGS...]]", doc, 0, 0, 0 };
-	struct args a = { .interval = 1.0 };
+	struct args a = { .interval = 1.0, .touch_bytes = -1 };
 	int first = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "record")) {

@@ -472,6 +472,28 @@ static void on_brk(struct model_proc *p, const struct gmt_brk *e)
 		p->brk_peak = e->ret;
 }
 
+/* bounded for runs of days: when full, every other sample goes and the
+ * rest stand for twice as much (samples come at random gaps, so which
+ * go is as good as random) */
+static void on_touch(struct model_proc *p, const struct gmt_touch *e)
+{
+	size_t i;
+
+	if (p->nr_touches == MODEL_TOUCHES_MAX) {
+		for (i = 0; 2 * i < p->nr_touches; i++) {
+			p->touches[i] = p->touches[2 * i];
+			p->touches[i].bytes *= 2;
+		}
+		p->nr_touches = i;
+	}
+	if (model__grow((void **)&p->touches, &p->touches_cap, p->nr_touches, sizeof(*p->touches)))
+		return;
+	p->touches[p->nr_touches++] = (struct model_touch){ .ts = e->hdr.ts_ns,
+							    .bytes = e->bytes,
+							    .stack_id = e->stack_id };
+	p->touched_bytes += e->bytes;
+}
+
 static void on_stack(struct model *m, const struct gmt_stack *e)
 {
 	const char *names = event__stack_names(e);
@@ -573,6 +595,9 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_BRK:
 		on_brk(p, (const void *)e);
+		break;
+	case GMT_EV_TOUCH:
+		on_touch(p, (const void *)e);
 		break;
 	case GMT_EV_GPU_CALL:
 		model_gpu__add(m, p, (const void *)e);
@@ -683,6 +708,7 @@ static void proc_free(struct model_proc *p)
 	free(p->vmrss.p);
 	free(p->nvml_used.p);
 	free(p->maps);
+	free(p->touches);
 	free(p->ranges);
 	free(p->cmdline);
 	model_gpu__free(p->gpu);

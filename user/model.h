@@ -34,6 +34,14 @@ struct model_mapping {
 	__u32 prot, flags, fd_class, stack_id;
 };
 
+/* a sampled first touch of anonymous memory (gmt_touch) */
+struct model_touch {
+	__u64 ts, bytes; /* bytes: what it stands for */
+	__u32 stack_id;
+};
+
+#define MODEL_TOUCHES_MAX 65536 /* then every other one goes, the rest count double */
+
 struct model_proc {
 	UT_hash_handle hh; /* in model.by_pid */
 	__u32 pid, ppid;
@@ -66,6 +74,10 @@ struct model_proc {
 	__u64 mmap_calls, mmap_failed, munmap_calls, mremap_calls, brk_calls;
 	bool brk_seen;
 	__u64 brk_first, brk_last, brk_peak;
+
+	struct model_touch *touches; /* in time order */
+	size_t nr_touches, touches_cap;
+	__u64 touched_bytes; /* all of them together */
 
 	/* live ranges of the mappings above: sorted, disjoint */
 	struct live_range *ranges;

@@ -117,7 +117,7 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 
 static void print_holders(FILE *out, const struct model *m, const struct finding *f)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[48];
 	size_t i;
 
 	for (i = 0; i < f->nr_stacks; i++) {
@@ -125,14 +125,17 @@ static void print_holders(FILE *out, const struct model *m, const struct finding
 
 		if (!s->count)
 			c[0] = 0;
+		else if (s->sampled)
+			snprintf(c, sizeof(c), "%llu sampled touches",
+				 (unsigned long long)s->count);
 		else if (s->min_size == s->max_size)
 			snprintf(c, sizeof(c), "%llu x %s", (unsigned long long)s->count,
 				 fmt_bytes(b, sizeof(b), s->min_size));
 		else
 			snprintf(c, sizeof(c), "%llu of %s..", (unsigned long long)s->count,
 				 fmt_bytes(b, sizeof(b), s->min_size));
-		fprintf(out, "      %11s  %-22s %s\n", fmt_bytes(a, sizeof(a), s->bytes), c,
-			s->label);
+		fprintf(out, "      %11s  %-22s %s%s%s\n", fmt_bytes(a, sizeof(a), s->bytes), c,
+			s->role, s->role[0] ? ": " : "", s->label);
 		if (i == 0 || f->kind == F_ALLOC_FAILURE)
 			print_stack(out, m, s->stack_id);
 	}
@@ -153,7 +156,8 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 		for (j = 0; j < f->nr_evidence; j++)
 			fprintf(out, "    - %s\n", f->evidence[j]);
 		if (f->nr_stacks) {
-			fprintf(out, "    held by%s:\n",
+			fprintf(out, "    %s%s:\n",
+				f->stacks[0].sampled ? "first touched by" : "held by",
 				f->kind == F_ALLOC_FAILURE ? " (live at the failure)" : "");
 			print_holders(out, m, f);
 		}
@@ -225,6 +229,8 @@ static struct json_object *finding_json(const struct model *m, const struct find
 			add(s, "role", str(f->stacks[i].role));
 		add(s, "bytes", u64(f->stacks[i].bytes));
 		add(s, "count", u64(f->stacks[i].count));
+		if (f->stacks[i].sampled)
+			add(s, "sampled", json_object_new_boolean(1));
 		add(s, "min_size", u64(f->stacks[i].min_size));
 		add(s, "max_size", u64(f->stacks[i].max_size));
 		add(s, "stack",

@@ -7,6 +7,7 @@
 #include "fmt.h"
 #include "gpufuncs.h"
 #include "report_data.h"
+#include "roles.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 
@@ -230,10 +231,12 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 					(unsigned long long)rows[i].count,
 					gpufuncs__api_name(rows[i].api));
 			else
-				fprintf(out, "    %s in %llu (%s %s)\n", B(a, rows[i].bytes),
+				fprintf(out, "    %s in %llu (%s %s)%s%s\n", B(a, rows[i].bytes),
 					(unsigned long long)rows[i].count,
 					gpufuncs__api_name(rows[i].api),
-					gpufuncs__kind_name(rows[i].kind));
+					gpufuncs__kind_name(rows[i].kind),
+					roles__of(m, rows[i].stack_id) ? ": " : "",
+					roles__of(m, rows[i].stack_id) ?: "");
 			print_stack(out, m, rows[i].stack_id);
 		}
 	}
@@ -360,6 +363,7 @@ struct json_object *gpu_json(const struct model *m, const struct model_proc *p)
 	const struct model_gpu *g = p->gpu;
 	struct json_object *o, *a, *s, *f;
 	struct gpu_stack_row *rows;
+	const char *role;
 	size_t i, n;
 
 	if (!g)
@@ -406,6 +410,8 @@ struct json_object *gpu_json(const struct model *m, const struct model_proc *p)
 		add(x, "kind", str(gpufuncs__kind_name(rows[i].kind)));
 		add(x, "bytes", u64(rows[i].bytes));
 		add(x, "count", u64(rows[i].count));
+		if ((role = roles__of(m, rows[i].stack_id)))
+			add(x, "role", str(role));
 		add(x, "stack", stack_json(m, rows[i].stack_id));
 		json_object_array_add(s, x);
 	}

@@ -200,6 +200,8 @@ static struct json_object *mappings_json(const struct model *m, const struct mod
 	add(o, "mremap_calls", u64(p->mremap_calls));
 	add(o, "made", u64(p->nr_maps));
 	add(o, "live_bytes", u64(live));
+	add(o, "first_touch_samples", u64(p->nr_touches));
+	add(o, "first_touched_bytes", u64(p->touched_bytes));
 	for (i = 0; idx && i < p->nr_maps && i < max; i++)
 		json_object_array_add(a, mapping_json(m, &p->maps[idx[i]]));
 	add(o, "largest", a);

@@ -18,10 +18,17 @@ static const struct {
 	{ "ggml_backend_sched_reserve", "compute buffers" },
 	{ "ggml_backend_sched_alloc_graph", "compute buffers" },
 	{ "ggml_gallocr", "compute buffers" },
+	/* scratch a backend makes while it computes a graph (Vulkan's
+	 * preallocated buffers, CUDA's pool) */
+	{ "ggml_vk_preallocate_buffers", "compute buffers" },
+	{ "ggml_cuda_pool", "compute buffers" },
+	{ "ggml_backend_sched_graph_compute", "compute buffers" },
 	{ "output_reserve", "output buffers" },
 	{ "server_prompt_cache", "prompt cache" },
-	{ "llama_state_seq_get_data", "prompt cache" },
-	{ "llama_state_get_data", "prompt cache" },
+	/* llama_state_seq_get_data and llama_context::state_seq_get_data: a
+	 * slot's state copied out, for the prompt cache */
+	{ "state_seq_get_data", "prompt cache" },
+	{ "state_get_data", "prompt cache" },
 	{ "clip_", "multimodal encoder" },
 	{ "mtmd_", "multimodal encoder" },
 	{ "cudaGraphInstantiate", "CUDA graphs" },

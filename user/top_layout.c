@@ -285,6 +285,28 @@ static int by_row(const void *a, const void *b, void *key)
 	return strcmp(x->c.name, y->c.name);
 }
 
+/* what the memory is for, where the stacks say: one line into buf */
+static bool roles(const struct model *m, const struct model_proc *p, __u64 now, char *buf,
+		  size_t size)
+{
+	static const char gpu[] = "GPU for: ", host[] = "host first touched: ";
+	size_t len = 0;
+
+	buf[0] = 0;
+	if (findings__gpu_roles(m, p, now, buf + strlen(gpu), size - strlen(gpu))) {
+		memcpy(buf, gpu, strlen(gpu));
+		len = strlen(buf);
+		if (len + 3 < size)
+			len += snprintf(buf + len, size - len, " | ");
+	}
+	if (len + strlen(host) + 32 < size &&
+	    findings__touch_roles(m, p, now, buf + len + strlen(host), size - len - strlen(host)))
+		memcpy(buf + len, host, strlen(host));
+	else if (len)
+		buf[len - 3] = 0;
+	return buf[0] != 0;
+}
+
 static void memory(struct screen *s, const struct model *m, const struct top_state *st, size_t rows)
 {
 	static const char *const sorts[] = { "(by size)", "(by rate)", "(by name)" };
@@ -295,7 +317,7 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 	__u64 base = 0;
 	struct top_line *l;
 	double v, hist[TOP_HISTORY];
-	char a[32], b[32], c[32], spark[TOP_HISTORY + 1];
+	char a[32], b[32], c[32], spark[TOP_HISTORY + 1], why[512];
 	int sw = s->cols - 74;
 
 	n = p ? categories__list(m, p, cats, CAT_MAX) : 0;
@@ -353,6 +375,8 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 	}
 	if (k > rows && rows && s->n > 0)
 		put(s, &s->out[s->n - 1], TA_DIM, "  (+%zu)", k - rows);
+	else if (k < rows && p && roles(m, p, st->now, why, sizeof(why)) && (l = line(s, TA_DIM)))
+		put(s, l, TA_DIM, "  %s", why);
 }
 
 /* what a request did to memory: host anon and GPU API bytes together */
@@ -589,7 +613,8 @@ size_t top__layout(const struct model *m, const struct findings *fs, const struc
 	}
 	ncat = p ? categories__list(m, p, cats, CAT_MAX) : 0;
 	nev = m->nr_evictions + (p && p->gpu ? p->gpu->nr_fails : 0) + 1;
-	mem = ncat < avail * 2 / 5 ? ncat : avail * 2 / 5;
+	/* and a line of what it is for */
+	mem = ncat + 1 < avail * 2 / 5 ? ncat + 1 : avail * 2 / 5;
 	mem = mem ? mem : 1;
 	ev = nev < avail / 5 ? nev : avail / 5;
 	ev = ev ? ev : 1;

@@ -181,6 +181,28 @@ int BPF_PROG(tp_page_fault_user, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
+/* The kernel writing into a user buffer first (read(2) or recv(2) into
+ * fresh memory) touches it too: sampled the same way, with the stack of
+ * the system call that did it. Faults on kernel addresses are not the
+ * target's memory. */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(tp_page_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct ustack_scratch *s;
+
+	if (!touch_period || (error_code & 1) || address >= (1ull << 47) || !gmt_is_target(tgid) ||
+	    !(s = bpf_map_lookup_elem(&ustack_scratch, &zero)))
+		return 0;
+	if (--s->countdown > 0)
+		return 0;
+	s->countdown = 1 + bpf_get_prandom_u32() % (2 * touch_period - 1);
+	send_touch(ctx, tgid, address,
+		   (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), s);
+	return 0;
+}
+
 /* The class of each user fault, from the VMA the kernel resolved it in.
  * bpf_find_vma at the tracepoint above would take the mmap lock with IRQs
  * off and release it through an irq_work: a self-IPI, ~15 us a fault in a

@@ -242,7 +242,7 @@ test_server_prompt_cache_fills_to_its_limit() {
 	TINY_ARGS=$CACHE_MODEL LLAMA_ARG_CACHE_RAM=40 start_server -np 1 -c 4096 -t 1 -lv 4 ||
 		return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 14 --tokens 4 --spread 0 --words 200 \
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 18 --tokens 4 --spread 0 --words 200 \
 		--stream no >"$T/client.json" || return 1
 	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
 	stop_server
@@ -251,7 +251,7 @@ test_server_prompt_cache_fills_to_its_limit() {
 		[ "$(jqr .processes[0].llama_server.cache_ram_from "$T/gmt.out")" = LLAMA_ARG_CACHE_RAM ]' \
 		"the setting read: $(jq -c .processes[0].llama_server "$T/gmt.out")" || return 1
 	f=$(jq -c '[.findings[] | select(.kind == "bounded_cache" and .category == "host_anon")][0]' "$T/gmt.out")
-	expect '[ "$f" != null ]' "a bounded cache: $(jq -c '[.findings[] | [.kind, .category]]' "$T/gmt.out")" ||
+	expect '[ "$f" != null ]' "a bounded cache: $(jq -c '[.findings[] | [.kind, .category, .message]]' "$T/gmt.out")" ||
 		return 1
 	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
 		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1

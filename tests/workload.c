@@ -16,6 +16,8 @@
  *               96: from malloc's heap, not mmap) and fills them, as a cache
  *               of saved states does (built without frame pointers too:
  *               workload-nofp)
+ * --fill-read   fill the entries with read(2) from /dev/zero: the kernel
+ *               touches them first
  * --secret      the steps run below a frame whose 8 KiB of stack hold
  *               "SECRET-REQUEST-BYTES!" over and over, as a server's
  *               stack holds a request: none of it may leave the kernel
@@ -94,16 +96,26 @@ __attribute__((noinline)) static void spare_step(size_t len, struct totals *t)
 	t->spare_bytes += len;
 }
 
+static int fill_fd = -1; /* --fill-read: /dev/zero */
+
 /* a cache entry: malloc'ed and filled, held until exit */
 __attribute__((noinline)) static void save_entry(size_t len, struct totals *t)
 {
 	char *p = malloc(len);
+	size_t off;
+	ssize_t n;
 
 	if (!p) {
 		perror("malloc");
 		exit(2);
 	}
-	memset(p, 1, len);
+	if (fill_fd < 0)
+		memset(p, 1, len);
+	for (off = 0; fill_fd >= 0 && off < len; off += n)
+		if ((n = read(fill_fd, p + off, len - off)) <= 0) {
+			perror("read");
+			exit(2);
+		}
 	asm volatile("" ::"r"(p) : "memory");
 	t->entry_bytes += len;
 }
@@ -216,6 +228,8 @@ int main(int argc, char **argv)
 			do_fork = 1;
 		else if (!strcmp(argv[i], "--secret"))
 			secret = 1;
+		else if (!strcmp(argv[i], "--fill-read"))
+			fill_fd = open("/dev/zero", O_RDONLY);
 		else {
 			fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
 			return 2;

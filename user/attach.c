@@ -282,7 +282,7 @@ static const struct group groups[] = {
 	{ "exceptions:page_fault_user",
 	  "page faults; the stacks of sampled first touches of anonymous memory",
 	  fault_missing,
-	  { "tp_page_fault_user" },
+	  { "tp_page_fault_user", "tp_page_fault_kernel" },
 	  false,
 	  NULL },
 	{ "fexit:handle_mm_fault",
@@ -668,7 +668,7 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 		a->skel = NULL;
 		/* first-touch stacks are the newest code in the fault program:
 		 * without them it still counts faults */
-		if (!strcmp(refused_prog, "tp_page_fault_user") && !a->touch_refused[0] &&
+		if (!strncmp(refused_prog, "tp_page_fault_", 14) && !a->touch_refused[0] &&
 		    o->touch_bytes) {
 			snprintf(a->touch_refused, sizeof(a->touch_refused),
 				 "the kernel refused them: %s (-v shows why)",

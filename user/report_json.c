@@ -7,6 +7,7 @@
 #include "report.h"
 #include "findings.h"
 #include "report_data.h"
+#include "roles.h"
 
 static struct json_object *session_json(const struct model *m)
 {
@@ -184,6 +185,24 @@ static struct json_object *mapping_json(const struct model *m, const struct mode
 	return o;
 }
 
+/* bytes first touched by role, "other" where the frames name none */
+static struct json_object *touch_roles_json(const struct model *m, const struct model_proc *p)
+{
+	struct json_object *o = json_object_new_object(), *v;
+	size_t i;
+
+	for (i = 0; i < p->nr_touches; i++) {
+		const char *role = roles__of(m, p->touches[i].stack_id);
+		__u64 was = 0;
+
+		role = role ? role : "other";
+		if (json_object_object_get_ex(o, role, &v))
+			was = json_object_get_uint64(v);
+		add(o, role, u64(was + p->touches[i].bytes));
+	}
+	return o;
+}
+
 static struct json_object *mappings_json(const struct model *m, const struct model_proc *p,
 					 const struct report_opts *opts)
 {
@@ -202,6 +221,7 @@ static struct json_object *mappings_json(const struct model *m, const struct mod
 	add(o, "live_bytes", u64(live));
 	add(o, "first_touch_samples", u64(p->nr_touches));
 	add(o, "first_touched_bytes", u64(p->touched_bytes));
+	add(o, "first_touched_by_role", touch_roles_json(m, p));
 	for (i = 0; idx && i < p->nr_maps && i < max; i++)
 		json_object_array_add(a, mapping_json(m, &p->maps[idx[i]]));
 	add(o, "largest", a);

@@ -31,6 +31,10 @@ static const struct {
 	{ "state_get_data", "prompt cache" },
 	{ "clip_", "multimodal encoder" },
 	{ "mtmd_", "multimodal encoder" },
+	/* the driver loading a library's GPU code on first use (cuBLAS at the
+	 * first matrix product: host memory, often 100 MiB) */
+	{ "cuLibraryLoad", "CUDA kernel code" },
+	{ "cuModuleLoad", "CUDA kernel code" },
 	{ "cudaGraphInstantiate", "CUDA graphs" },
 	{ "cuGraphInstantiate", "CUDA graphs" },
 	{ "ggml_cuda_graph", "CUDA graphs" },

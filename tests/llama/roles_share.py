@@ -9,7 +9,8 @@ address space reserved, nor mappings of memory counted once already, nor
 graph executables): the
 share whose stack reaches llama.cpp's own code above the ggml backend (a
 frame in libllama or the llama-server binary), the share with a role, and
-the bytes by role. Prints one JSON object."""
+the bytes by role; and of the host memory first touched (sampled), the
+share with a role, and the bytes by role. Prints one JSON object."""
 import json
 import sys
 
@@ -25,6 +26,7 @@ def above_backend(x):
     return any(m.startswith("libllama") or m == "llama-server" for m in mods)
 
 
+touched = (r["processes"][0].get("mappings") or {}).get("first_touched_by_role") or {} if r["processes"] else {}
 by_role = {}
 for x in rows:
     by_role[x.get("role", "none")] = by_role.get(x.get("role", "none"), 0) + x["bytes"]
@@ -35,4 +37,7 @@ print(json.dumps({
     "share_with_role": sum(x["bytes"] for x in rows if "role" in x) / total if total else None,
     "by_role": dict(sorted(by_role.items(), key=lambda kv: -kv[1])),
     "deepest_frames": max((len(x.get("stack") or []) for x in rows), default=0),
+    "host_first_touched_bytes": sum(touched.values()),
+    "host_share_with_role": (1 - touched.get("other", 0) / sum(touched.values())) if touched else None,
+    "host_by_role": dict(sorted(touched.items(), key=lambda kv: -kv[1])),
 }))

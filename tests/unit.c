@@ -1350,6 +1350,56 @@ out:
 	model__free(m);
 }
 
+static void munmap_at(struct model *m, double t, __u64 addr, __u64 len)
+{
+	struct gmt_munmap e;
+
+	event__init(&e.hdr, GMT_EV_MUNMAP, sizeof(e), T(t), 100);
+	e.addr = addr;
+	e.len = len;
+	e.ret = 0;
+	model__add(m, &e.hdr);
+}
+
+/* a run of days: 300,000 mmap/munmap pairs keep at most MODEL_MAPS_MAX
+ * mappings, the rest as a count; mappings still live are all kept, and
+ * their ranges still find them after the others moved */
+static void test_mappings_bounded(void)
+{
+	struct model *m = model_of_run(2);
+	const struct model_proc *p = model__proc(m, 100);
+	__u64 made0, live0 = 0, live = 0;
+	size_t i;
+	bool first_gone = false;
+
+	if (!ASSERT_TRUE(p != NULL, "the target"))
+		goto out;
+	made0 = p->maps_made;
+	for (i = 0; i < p->nr_maps; i++)
+		live0 += p->maps[i].live;
+	for (i = 0; i < 5; i++) /* live all along, made first */
+		mmap_at(m, 4, 0x10000000 + i * 0x100000, 1 << 20, 3, 0);
+	for (i = 0; i < 300000; i++) {
+		mmap_at(m, 4 + i * 1e-5, 0x40000000, 4096, 3, 0);
+		munmap_at(m, 4 + i * 1e-5, 0x40000000, 4096);
+	}
+	munmap_at(m, 8, 0x10000000, 1 << 20); /* one of the first, found by its range */
+	ASSERT_TRUE(p->nr_maps <= MODEL_MAPS_MAX, "at most MODEL_MAPS_MAX kept");
+	ASSERT_TRUE(p->maps_made == made0 + 300005, "every mapping counted");
+	ASSERT_TRUE(p->maps_summarized > 0 && p->maps_summarized + p->nr_maps == p->maps_made,
+		    "the rest summarized");
+	ASSERT_TRUE(p->maps_summarized_bytes == p->maps_summarized * 4096, "with their bytes");
+	for (i = 0; i < p->nr_maps; i++) {
+		live += p->maps[i].live;
+		first_gone |=
+			p->maps[i].addr == 0x10000000 && !p->maps[i].live && p->maps[i].gone_ts;
+	}
+	ASSERT_TRUE(live == live0 + (4 << 20), "the four still mapped hold 4 MiB more");
+	ASSERT_TRUE(first_gone, "the first, unmapped after the others moved, is gone and kept");
+out:
+	model__free(m);
+}
+
 /* a one-frame stack named `sym` */
 static void named_stack(struct model *m, __u32 id, const char *sym)
 {
@@ -1530,6 +1580,7 @@ static const struct {
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_roles_by_stack", test_roles_by_stack },
+	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_fmt", test_fmt },
 };
 

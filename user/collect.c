@@ -888,8 +888,11 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		emit_rss_baseline(c, attach__target(a));
 	emit_proc(c, o->spawned);
 	emit_proc_env(c, o->spawned);
-	if (!o->spawned)
+	if (!o->spawned) {
 		symbolizer__refresh(c->sym, attach__target(a));
+		if (attach__redacts(a))
+			unwinder__prepare(c->unw, attach__target(a));
+	}
 	if (attach__gpu_ready(a))
 		start_gpu(c);
 	start_nvml(c);

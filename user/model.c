@@ -240,6 +240,7 @@ static void reset_memory(struct model_proc *p)
 	p->faults_all_peak_rate = 0;
 	p->faults_ts = 0;
 	p->nr_maps = p->nr_ranges = 0;
+	p->maps_made = p->maps_summarized = p->maps_summarized_bytes = p->maps_gone = 0;
 	p->mmap_calls = p->mmap_failed = p->munmap_calls = p->mremap_calls = p->brk_calls = 0;
 	p->brk_seen = false;
 }
@@ -348,8 +349,10 @@ static void unmap_range(struct model_proc *p, __u64 start, __u64 end, __u64 ts)
 			continue;
 		}
 		mp->live -= hi - lo;
-		if (!mp->live)
+		if (!mp->live) {
 			mp->gone_ts = ts;
+			p->maps_gone++;
+		}
 		if (r->start < lo && r->end > hi) {
 			/* a hole in the middle: split */
 			struct live_range tail = { hi, r->end, r->map };
@@ -403,6 +406,30 @@ static bool is_err(__u64 ret)
 	return ret >= (__u64)-MAX_ERRNO;
 }
 
+/* drop the mappings wholly unmapped, keeping their count and bytes; the
+ * live ranges follow the kept ones to their new places */
+static void summarize_maps(struct model_proc *p)
+{
+	size_t i, n = 0, *to = malloc(p->nr_maps * sizeof(*to));
+
+	if (!to)
+		return;
+	for (i = 0; i < p->nr_maps; i++) {
+		if (!p->maps[i].live && p->maps[i].gone_ts) {
+			p->maps_summarized++;
+			p->maps_summarized_bytes += p->maps[i].len;
+			continue;
+		}
+		to[i] = n;
+		p->maps[n++] = p->maps[i];
+	}
+	for (i = 0; i < p->nr_ranges; i++)
+		p->ranges[i].map = to[p->ranges[i].map];
+	p->nr_maps = n;
+	p->maps_gone = 0;
+	free(to);
+}
+
 static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_size)
 {
 	struct model_mapping *mp;
@@ -416,6 +443,11 @@ static void on_mmap(struct model_proc *p, const struct gmt_mmap *e, __u64 page_s
 	len = page_up(e->len, page_size);
 	/* a fixed mapping replaces what was there */
 	unmap_range(p, e->addr, e->addr + len, e->hdr.ts_ns);
+	p->maps_made++;
+	/* only when that frees a quarter: else the live ones need the room */
+	if (p->nr_maps >= MODEL_MAPS_MAX && p->nr_maps == p->maps_cap &&
+	    p->maps_gone >= p->maps_cap / 4)
+		summarize_maps(p);
 	if (model__grow((void **)&p->maps, &p->maps_cap, p->nr_maps, sizeof(*p->maps)))
 		return;
 	mp = &p->maps[p->nr_maps];
@@ -452,6 +484,8 @@ static void on_mremap(struct model_proc *p, const struct gmt_mremap *e, __u64 pa
 	unmap_range(p, e->old_addr, e->old_addr + old_len, e->hdr.ts_ns);
 	/* only mappings made during the run are followed to their new place */
 	if (map != (size_t)-1) {
+		if (p->maps[map].gone_ts && !p->maps[map].live)
+			p->maps_gone--;
 		p->maps[map].gone_ts = 0;
 		if (new_len > p->maps[map].len)
 			p->maps[map].len = new_len;

@@ -40,7 +40,8 @@ struct model_touch {
 	__u32 stack_id;
 };
 
-#define MODEL_TOUCHES_MAX 65536 /* then every other one goes, the rest count double */
+#define MODEL_TOUCHES_MAX 65536
+#define MODEL_MAPS_MAX 65536 /* then every other one goes, the rest count double */
 
 struct model_proc {
 	UT_hash_handle hh; /* in model.by_pid */
@@ -69,8 +70,13 @@ struct model_proc {
 	double faults_all_peak_rate;
 	__u64 faults_ts;
 
-	struct model_mapping *maps; /* anonymous and file mappings made during the run */
+	/* anonymous and file mappings made during the run; those wholly unmapped
+	 * are summarized away once MODEL_MAPS_MAX are kept (the process can
+	 * have at most vm.max_map_count live), so a run of days stays bounded */
+	struct model_mapping *maps;
 	size_t nr_maps, maps_cap;
+	__u64 maps_made, maps_summarized, maps_summarized_bytes;
+	size_t maps_gone; /* of those kept, wholly unmapped */
 	__u64 mmap_calls, mmap_failed, munmap_calls, mremap_calls, brk_calls;
 	bool brk_seen;
 	__u64 brk_first, brk_last, brk_peak;

@@ -187,7 +187,13 @@ static void print_mappings(FILE *out, const struct model *m, const struct model_
 		return;
 	}
 	n = p->nr_maps < max ? p->nr_maps : max;
-	fprintf(out, "    largest %zu of %zu:\n", n, p->nr_maps);
+	fprintf(out, "    largest %zu of %llu", n, (unsigned long long)p->maps_made);
+	if (p->maps_summarized)
+		fprintf(out,
+			" (%llu unmapped ones, %s, kept only as this count: at most %d are kept)",
+			(unsigned long long)p->maps_summarized, B(a, p->maps_summarized_bytes),
+			MODEL_MAPS_MAX);
+	fprintf(out, ":\n");
 	fprintf(out, "    %11s %4s %6s %9s  %s\n", "size", "prot", "kind", "at", "now");
 	for (i = 0; i < n; i++) {
 		const struct model_mapping *mp = &p->maps[idx[i]];

@@ -217,7 +217,8 @@ static struct json_object *mappings_json(const struct model *m, const struct mod
 	add(o, "mmap_failed", u64(p->mmap_failed));
 	add(o, "munmap_calls", u64(p->munmap_calls));
 	add(o, "mremap_calls", u64(p->mremap_calls));
-	add(o, "made", u64(p->nr_maps));
+	add(o, "made", u64(p->maps_made));
+	add(o, "summarized", u64(p->maps_summarized));
 	add(o, "live_bytes", u64(live));
 	add(o, "first_touch_samples", u64(p->nr_touches));
 	add(o, "first_touched_bytes", u64(p->touched_bytes));

@@ -217,6 +217,27 @@ void unwinder__forget(struct unwinder *u, __u32 pid)
 		}
 }
 
+static int read_cfi(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+		    void *arg)
+{
+	Dwarf_Addr bias;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	(void)arg;
+	dwfl_module_eh_cfi(mod, &bias);
+	return DWARF_CB_OK;
+}
+
+void unwinder__prepare(struct unwinder *u, __u32 pid)
+{
+	struct proc_dwfl *p = u ? proc_of(u, pid) : NULL;
+
+	if (p && ((!p->dwfl || p->stale) ? load(u, p) : true))
+		dwfl_getmodules(p->dwfl, read_cfi, NULL, 0);
+}
+
 unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __u64 *ips,
 			      unsigned int max)
 {

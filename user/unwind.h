@@ -20,6 +20,9 @@ void unwinder__free(struct unwinder *u);
  * number, 0 when it could not be unwound */
 unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __u64 *ips,
 			      unsigned int max);
+/* read pid's modules and their call frame information now, not at its
+ * first stack: a process attached while it serves would wait on that */
+void unwinder__prepare(struct unwinder *u, __u32 pid);
 /* pid's code changed (exec, dlopen): report its modules again when next
  * used, as the symbolizer read them */
 void unwinder__refresh(struct unwinder *u, __u32 pid);

@@ -803,11 +803,6 @@ void attach__adopt_gpulib(struct attach *a, struct gpulib *g)
 	a->gpu = g;
 }
 
-__u32 attach__touch_period(const struct attach *a)
-{
-	return a->skel->rodata->touch_period;
-}
-
 bool attach__redacts(const struct attach *a)
 {
 	return a->skel->rodata->touch_period || a->skel->rodata->redact_gpu;

@@ -32,8 +32,6 @@ pid_t attach__target(const struct attach *a);
 /* the gpuapi programs loaded: gpulib may attach them */
 bool attach__gpu_ready(const struct attach *a);
 bool attach__spawned(const struct attach *a);
-/* faults between sampled first touches; 0: none are */
-__u32 attach__touch_period(const struct attach *a);
 /* stack slices may go out at any time, redacted by the code ranges BPF is
  * given (bpf/ustack.bpf.h) */
 bool attach__redacts(const struct attach *a);

@@ -95,8 +95,7 @@ size_t findings__by_role_bytes(const struct model *m, const struct finding_stack
 	return roles_of(m, s, n, 0, false, buf, size);
 }
 
-/* one entry a stack: the same stack twice adds up */
-static void add_stack(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
+void findings__hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
 {
 	size_t i;
 
@@ -105,10 +104,30 @@ static void add_stack(struct finding_stack *v, size_t *n, size_t max, __u32 id, 
 	if (i == *n) {
 		if (*n == max)
 			return;
-		v[(*n)++] = (struct finding_stack){ .stack_id = id };
+		v[(*n)++] = (struct finding_stack){ .stack_id = id, .min_size = bytes };
 	}
 	v[i].bytes += bytes;
 	v[i].count++;
+	if (bytes < v[i].min_size)
+		v[i].min_size = bytes;
+	if (bytes > v[i].max_size)
+		v[i].max_size = bytes;
+}
+
+size_t findings__touch_stacks(const struct model_proc *p, __u64 from, __u64 to,
+			      struct finding_stack *v, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nr_touches && p->touches[i].ts <= to; i++)
+		if (p->touches[i].ts >= from)
+			findings__hold(v, &n, max, p->touches[i].stack_id, p->touches[i].bytes);
+	/* each sample stands for the same bytes: a count, not sizes */
+	for (i = 0; i < n; i++) {
+		v[i].min_size = v[i].max_size = 0;
+		v[i].sampled = true;
+	}
+	return n;
 }
 
 size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
@@ -120,7 +139,7 @@ size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __
 
 	for (i = 0; p && p->gpu && i < p->gpu->nr_holders; i++)
 		if (series__at(&p->gpu->holders[i].live, at, &y) && y > 0)
-			add_stack(v, &n, 256, p->gpu->holders[i].stack_id, y);
+			findings__hold(v, &n, 256, p->gpu->holders[i].stack_id, y);
 	return n ? roles_of(m, v, n, 0, false, buf, size) : 0;
 }
 
@@ -128,10 +147,8 @@ size_t findings__touch_roles(const struct model *m, const struct model_proc *p, 
 			     size_t size)
 {
 	struct finding_stack v[256];
-	size_t i, n = 0;
+	size_t n = p ? findings__touch_stacks(p, 0, at, v, 256) : 0;
 
-	for (i = 0; p && i < p->nr_touches && p->touches[i].ts <= at; i++)
-		add_stack(v, &n, 256, p->touches[i].stack_id, p->touches[i].bytes);
 	return n ? roles_of(m, v, n, 0, false, buf, size) : 0;
 }
 
@@ -153,9 +170,9 @@ static size_t roles_of(const struct model *m, const struct finding_stack *s, siz
 		r = r ? r : "other";
 		for (k = 0; k < nv && strcmp(v[k].role, r); k++)
 			;
-		if (k == nv && nv == sizeof(v) / sizeof(v[0]))
-			k = 0; /* cannot happen: fewer roles than slots */
-		else if (k == nv)
+		if (k == sizeof(v) / sizeof(v[0]))
+			continue; /* more roles than roles.c names: cannot be */
+		if (k == nv)
 			v[nv++] = (typeof(v[0])){ r, 0, 0 };
 		v[k].bytes += s[i].bytes;
 		v[k].count += s[i].count;

@@ -94,6 +94,11 @@ size_t findings__by_role(const struct model *m, const struct finding_stack *s, s
 /* the same without the counts */
 size_t findings__by_role_bytes(const struct model *m, const struct finding_stack *s, size_t n,
 			       char *buf, size_t size);
+/* add `bytes` made by stack id to v (n of at most max, one entry a stack) */
+void findings__hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes);
+/* p's sampled first touches in [from, to], by stack, into v: their number */
+size_t findings__touch_stacks(const struct model_proc *p, __u64 from, __u64 to,
+			      struct finding_stack *v, size_t max);
 /* what p's memory is for, where its stacks say (0: they name no role):
  * GPU API memory live at `at`, and host memory first touched until then
  * (sampled); "KV cache 1.9 GiB, model weights 225.5 MiB, other 2.0 MiB" */

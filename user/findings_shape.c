@@ -84,25 +84,6 @@ static int by_bytes(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
-static void hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
-{
-	size_t i;
-
-	for (i = 0; i < *n && v[i].stack_id != id; i++)
-		;
-	if (i == *n) {
-		if (*n == max)
-			return;
-		v[(*n)++] = (struct finding_stack){ .stack_id = id, .min_size = bytes };
-	}
-	v[i].bytes += bytes;
-	v[i].count++;
-	if (bytes < v[i].min_size)
-		v[i].min_size = bytes;
-	if (bytes > v[i].max_size)
-		v[i].max_size = bytes;
-}
-
 /* who holds what grew over [from, to]: mappings made in it and live at
  * its end, and each allocating stack's change, biggest first */
 static void attribute(const struct model *m, const struct model_proc *p, const struct judged *j,
@@ -118,18 +99,11 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	/* sampled first touches say who made the memory resident: better than
 	 * mappings, whose stacks end in the allocator (and which miss what
 	 * malloc carves from its arenas) */
-	for (i = 0; !strcmp(j->c.name, "host_anon") && i < p->nr_touches; i++)
-		if (p->touches[i].ts >= from && p->touches[i].ts <= to) {
-			hold(v, &n, 255, p->touches[i].stack_id, p->touches[i].bytes);
-			touched += p->touches[i].bytes;
-		}
-	if (touched) {
-		/* each sample stands for the same bytes: a count, not sizes */
-		for (i = 0; i < n; i++) {
-			v[i].min_size = v[i].max_size = 0;
-			v[i].sampled = true;
-		}
-	} else if (!strcmp(j->c.name, "host_anon")) {
+	if (!strcmp(j->c.name, "host_anon"))
+		n = findings__touch_stacks(p, from, to, v, 255);
+	for (i = 0; i < n; i++)
+		touched += v[i].bytes;
+	if (!n && !strcmp(j->c.name, "host_anon")) {
 		for (i = 0; i < p->nr_maps; i++) {
 			const struct model_mapping *mp = &p->maps[i];
 
@@ -142,7 +116,7 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 
 			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON && held &&
 			    (!mp->gone_ts || mp->gone_ts > to)) {
-				hold(v, &n, 255, mp->stack_id, held);
+				findings__hold(v, &n, 255, mp->stack_id, held);
 				guessed |= !mp->resident_ts;
 			}
 		}

@@ -226,6 +226,8 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 	if (n) {
 		fprintf(out, "\n  Live GPU allocations by stack, biggest first\n");
 		for (i = 0; i < n && i < 10; i++) {
+			const char *role = roles__of(m, rows[i].stack_id);
+
 			if (rows[i].kind == GMT_GK_GRAPH_EXEC)
 				fprintf(out, "    %llu live graph executables (%s)\n",
 					(unsigned long long)rows[i].count,
@@ -234,9 +236,8 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 				fprintf(out, "    %s in %llu (%s %s)%s%s\n", B(a, rows[i].bytes),
 					(unsigned long long)rows[i].count,
 					gpufuncs__api_name(rows[i].api),
-					gpufuncs__kind_name(rows[i].kind),
-					roles__of(m, rows[i].stack_id) ? ": " : "",
-					roles__of(m, rows[i].stack_id) ?: "");
+					gpufuncs__kind_name(rows[i].kind), role ? ": " : "",
+					role ? role : "");
 			print_stack(out, m, rows[i].stack_id);
 		}
 	}

@@ -189,16 +189,17 @@ static struct json_object *mapping_json(const struct model *m, const struct mode
 static struct json_object *touch_roles_json(const struct model *m, const struct model_proc *p)
 {
 	struct json_object *o = json_object_new_object(), *v;
-	size_t i;
+	struct finding_stack s[256];
+	size_t i, n = findings__touch_stacks(p, 0, ~0ull, s, 256);
 
-	for (i = 0; i < p->nr_touches; i++) {
-		const char *role = roles__of(m, p->touches[i].stack_id);
+	for (i = 0; i < n; i++) {
+		const char *role = roles__of(m, s[i].stack_id);
 		__u64 was = 0;
 
 		role = role ? role : "other";
 		if (json_object_object_get_ex(o, role, &v))
 			was = json_object_get_uint64(v);
-		add(o, role, u64(was + p->touches[i].bytes));
+		add(o, role, u64(was + s[i].bytes));
 	}
 	return o;
 }

@@ -19,7 +19,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,90 +45,138 @@ static int fail(const char *what)
 
 #define NOBODY 65534
 
-static int enter_ns(const char *pid, const char *name, int type)
+/* the target's namespace of a type, opened while we may still see it (in
+ * its user namespace we could not: its memory belongs to the host's); -1 on
+ * error, -2 where we are in it already */
+static int open_ns(const char *pid, const char *name)
 {
 	char path[64], self[64], a[64] = "", b[64] = "";
-	int fd, r;
 
 	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, name);
 	snprintf(self, sizeof(self), "/proc/self/ns/%s", name);
 	if (readlink(path, a, sizeof(a) - 1) < 0 || readlink(self, b, sizeof(b) - 1) < 0)
 		return -1;
 	if (!strcmp(a, b))
-		return 0; /* already there */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+		return -2;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* 1 entered, 0 there already, -1 failed; closes fd */
+static int enter_ns(int fd, int type)
+{
+	int r;
+
+	if (fd == -2)
+		return 0;
 	if (fd < 0)
 		return -1;
 	r = setns(fd, type);
 	close(fd);
-	return r;
+	return r ? -1 : 1;
 }
 
-/* the target's supplementary groups (its access to /dev/dri, say) */
-static int target_groups(const char *pid, gid_t *g, int max)
+/* the target's ids and supplementary groups (its access to /dev/dri, say),
+ * as the user namespace we are in when this runs sees them */
+static int target_ids(const char *pid, uid_t *uid, gid_t *gid, gid_t *g, int max)
 {
 	char path[64], line[1024], *p, *end;
-	int n = 0;
+	int n = 0, ids = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%s/status", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Groups:", 7))
+		if (!strncmp(line, "Uid:", 4))
+			ids |= (sscanf(line + 4, "%u", uid) == 1) << 0;
+		else if (!strncmp(line, "Gid:", 4))
+			ids |= (sscanf(line + 4, "%u", gid) == 1) << 1;
+		else if (!strncmp(line, "Groups:", 7))
 			for (p = line + 7; n < max; p = end) {
 				unsigned long v = strtoul(p, &end, 10);
 
 				if (end == p)
 					break;
-				if (v)
+				if (v && v != NOBODY) /* unmapped ones show as nobody */
 					g[n++] = v;
 			}
 	fclose(f);
-	return n;
+	return ids == 3 ? n : -1;
 }
 
-/* As the target, with no more than it has: its mount namespace and root,
- * its user, or nobody where it is root (a driver from a container's file
- * system never runs as the host's root), its groups, no capabilities, and no
- * way to gain any (no_new_privs). The ids are read before the namespace is
- * entered: /proc shows them as the host sees them, which is what setuid
- * takes here; a target in a user namespace of its own runs as the host uid
- * its ids map to, which is all it has on the host. */
+/* no capabilities after any exec or change of ids: an empty bounding set,
+ * and root (in a user namespace of the target's) that gains nothing from its
+ * uid; taken while we still may, the ids are changed after */
+static int limit_capabilities(void)
+{
+	int c;
+
+	for (c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+			return -1;
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0))
+		return -1;
+	return 0;
+}
+
+/* none left now, checked */
+static int clear_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cap[2] = {};
+
+	if (syscall(SYS_capset, &hdr, cap) || syscall(SYS_capget, &hdr, cap))
+		return -1;
+	return cap[0].effective | cap[1].effective | cap[0].permitted | cap[1].permitted |
+			       cap[0].inheritable | cap[1].inheritable ?
+		       -1 :
+		       0;
+}
+
+/* As the target, with no more than it has: its user namespace, its mount
+ * namespace and root, its ids as that namespace sees them (nobody for root
+ * in the host's namespace: a driver from a container's file system never
+ * runs as the host's root), its groups, no capabilities, and no way to gain
+ * any (no_new_privs). Root in a user namespace of its own stays root there,
+ * which is only the host uid it maps to, and loses its capabilities. */
 static int become_target(const char *pid)
 {
 	char path[64];
-	struct stat st;
-	gid_t groups[64];
-	int n, root;
+	gid_t groups[64], gid;
+	uid_t uid;
+	int n, root, own_ns, mnt;
 
-	snprintf(path, sizeof(path), "/proc/%s", pid);
-	if (stat(path, &st))
-		return -1;
-	n = target_groups(pid, groups, 64);
-	if (st.st_uid == 0 || st.st_gid == 0) {
-		st.st_uid = NOBODY;
-		st.st_gid = NOBODY;
-	}
-	/* its root (a chroot, a container's), taken before the namespace: the
-	 * /proc there may not show this pid */
+	/* its root (a chroot, a container's), taken before the namespaces:
+	 * the /proc there may not show this pid */
 	snprintf(path, sizeof(path), "/proc/%s/root", pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -1;
-	/* the namespace and the root before the ids: they need our privileges */
-	if (enter_ns(pid, "mnt", CLONE_NEWNS) || fchdir(root) || chroot(".") || chdir("/")) {
+	mnt = open_ns(pid, "mnt");
+	own_ns = enter_ns(open_ns(pid, "user"), CLONE_NEWUSER);
+	/* the ids as seen from the namespace we are in now; the namespaces and
+	 * the root before the ids: they need our privileges */
+	n = own_ns < 0 ? -1 : target_ids(pid, &uid, &gid, groups, 64);
+	if (n < 0 || enter_ns(mnt, CLONE_NEWNS) < 0 || fchdir(root) || chroot(".") || chdir("/")) {
 		close(root);
 		return -1;
 	}
 	close(root);
-	if (setgroups(n, groups) || setgid(st.st_gid) || setuid(st.st_uid))
+	if (!own_ns && (!uid || !gid))
+		uid = gid = NOBODY;
+	if (setgroups(n, groups) && !(own_ns && errno == EPERM)) /* setgroups may be denied there */
 		return -1;
-	/* setuid away from root cleared the capabilities; nothing gets them back */
+	if (limit_capabilities() || setresgid(gid, gid, gid) || setresuid(uid, uid, uid) ||
+	    clear_capabilities())
+		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
-	return getuid() && geteuid() ? 0 : -1;
+	return own_ns || (getuid() && geteuid()) ? 0 : -1;
 }
 
 /* the file offset of code at `p`, from our own maps */

@@ -1213,6 +1213,56 @@ open(sys.argv[3]).read()' "$T/drv/libvk_planted.so" "$T/ready" "$T/hold" &
 	expect '[ "$(awk "/^NoNewPrivs:/ { print \$2 }" <<<"$rec")" = 1 ]' "no new privileges: $rec"
 }
 
+# A target in a user namespace of its own, root there and uid 100000 on the
+# host, in a mount namespace of its own: the helper runs its driver in that
+# user namespace, as its root there (host uid 100000, which is all it has),
+# with no capabilities, none to gain, and no new privileges.
+test_helper_runs_target_code_in_its_user_namespace() {
+	need_root
+	local rec pid hpid ns
+	chmod 0755 "$T"
+	mkdir -m 0777 "$T/drv"
+	cp "$FAKE/vkdriver.so" "$T/drv/libvk_planted.so"
+	chmod 0755 "$T/drv/libvk_planted.so"
+	touch "$T/drv/record.txt"
+	chmod 0666 "$T/drv/record.txt"
+	mkfifo -m 0666 "$T/unshared" "$T/mapped" "$T/ready" "$T/hold"
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000 | 0x00020000):  # CLONE_NEWUSER | CLONE_NEWNS
+    sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2], "w").write("%d\n" % os.getpid())
+open(sys.argv[3]).read()
+os.setresgid(0, 0, 0)
+os.setresuid(0, 0, 0)
+ctypes.CDLL(sys.argv[1])
+open(sys.argv[4], "w").write("ready\n")
+open(sys.argv[5]).read()' "$T/drv/libvk_planted.so" "$T/unshared" "$T/mapped" "$T/ready" "$T/hold" &
+	pid=$!
+	read -r _ <"$T/unshared"
+	echo "0 100000 65536" >"/proc/$pid/uid_map" && echo "0 100000 65536" >"/proc/$pid/gid_map" ||
+		{ echo go >"$T/mapped"; expect false "the namespace's ids mapped"; return 1; }
+	echo go >"$T/mapped"
+	read -r _ <"$T/ready"
+	ns=$(readlink "/proc/$pid/ns/user")
+	start_tracer --json -p "$pid" || return 1
+	kill -INT "$GMT_PID"
+	wait_tracer
+	echo go >"$T/hold"
+	rec=$(awk '/^Name:.*gpumemtrace-vk/ { on = 1 } on { print } /^--/ { on = 0 }' "$T/drv/record.txt")
+	expect '[ -n "$rec" ]' "the helper loaded the driver: $(cat "$T/drv/record.txt")" || return 1
+	hpid=$(awk '/^Pid:/ { print $2 }' <<<"$rec")
+	expect '[ "$(awk "/^UserNS:/ { print \$2 }" <<<"$rec")" = "$ns" ] && [ "$ns" != "$(readlink /proc/self/ns/user)" ]' \
+		"in the target's user namespace ($ns): $rec" || return 1
+	expect '[ "$(stat -c %u "$T/drv/who.$hpid")" = 100000 ]' \
+		"as the host uid the target has (100000), not $(stat -c %u "$T/drv/who.$hpid" 2>&1)" || return 1
+	expect '[ "$(awk "/^CapEff:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ] &&
+		[ "$(awk "/^CapPrm:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ] &&
+		[ "$(awk "/^CapBnd:/ { print \$2 }" <<<"$rec")" = 0 ]' \
+		"no capabilities, none to gain: $rec" || return 1
+	expect '[ "$(awk "/^NoNewPrivs:/ { print \$2 }" <<<"$rec")" = 1 ]' "no new privileges: $rec"
+}
+
 # the same in a chroot (same mount namespace, another root): the helper finds
 # the driver where the target does, in its root, and still runs it as nobody
 test_helper_finds_a_driver_in_the_target_root() {

@@ -1400,6 +1400,31 @@ out:
 	model__free(m);
 }
 
+/* a series over a long run: at most SERIES_MAX points, the peak kept, a
+ * level read anywhere close to the truth, later points at the kept density */
+static void test_series_bounded(void)
+{
+	struct series s = { 0 };
+	__s64 v;
+	size_t i, n = 10 * SERIES_MAX, bad = 0;
+
+	for (i = 0; i < n; i++) /* a ramp, one point a millisecond, one spike */
+		series__add(&s, 1000000ull * (i + 1), i == n / 3 ? 1ll << 40 : (__s64)i, 0);
+	series__add(&s, 1000000ull * (n + 1), 1ll << 62, 0); /* a crafted value */
+	ASSERT_TRUE(s.n <= SERIES_MAX && s.n > SERIES_MAX / 4, "at most SERIES_MAX points kept");
+	ASSERT_TRUE(s.gap_ns >= 1000000ull * n / SERIES_MAX / 2,
+		    "later points at the kept density");
+	ASSERT_TRUE(series__peak(&s) == 1ll << 56, "the peak of every value, held below 2^56");
+	for (i = 1; i <= n; i += 997)
+		if (!series__at(&s, 1000000ull * i, &v) || v > (__s64)i ||
+		    (i != n / 3 + 1 && v < (__s64)i - 40 * (__s64)(n / SERIES_MAX)))
+			bad++;
+	ASSERT_TRUE(!bad, "a level read anywhere is a recent value, never a later one");
+	ASSERT_TRUE(series__at(&s, 1000000ull * (n + 1), &v) && v == 1ll << 56,
+		    "the last point kept");
+	free(s.p);
+}
+
 /* a one-frame stack named `sym` */
 static void named_stack(struct model *m, __u32 id, const char *sym)
 {
@@ -1581,6 +1606,7 @@ static const struct {
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_mappings_bounded", test_mappings_bounded },
+	{ "unit_series_bounded", test_series_bounded },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -27,8 +27,45 @@ int model__grow(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static void series_add(struct series *s, __u64 ts, __s64 v)
+/* values from a file are untrusted: held where sums and differences of a
+ * few dozen of them cannot overflow (64 PiB is more than any machine has) */
+#define SERIES_ABS_MAX (1ll << 56)
+
+/* every other point goes, the first and the last stay; later points come at
+ * the density that is left */
+static void series_thin(struct series *s)
 {
+	size_t i, k = 1;
+
+	for (i = 2; i < s->n; i += 2)
+		s->p[k++] = s->p[i];
+	if (!(s->n & 1))
+		s->p[k++] = s->p[s->n - 1];
+	s->n = k;
+	if ((s->p[k - 1].ts - s->p[0].ts) / k > s->gap_ns)
+		s->gap_ns = (s->p[k - 1].ts - s->p[0].ts) / k;
+}
+
+/* One appender for every series. A point at the last one's time replaces
+ * it; with a step, at most two points per step: the last one moves forward,
+ * so a level read at any moment never holds a later change. */
+void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns)
+{
+	v = v > SERIES_ABS_MAX ? SERIES_ABS_MAX : v < -SERIES_ABS_MAX ? -SERIES_ABS_MAX : v;
+	if (v > s->peak)
+		s->peak = v;
+	if (step_ns < s->gap_ns)
+		step_ns = s->gap_ns;
+	if (s->n && s->p[s->n - 1].ts == ts) {
+		s->p[s->n - 1].v = v;
+		return;
+	}
+	if (s->n >= 2 && ts < s->p[s->n - 2].ts + step_ns) {
+		s->p[s->n - 1] = (struct series_point){ ts, v };
+		return;
+	}
+	if (s->n >= SERIES_MAX)
+		series_thin(s);
 	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
 		return;
 	s->p[s->n++] = (struct series_point){ ts, v };
@@ -56,13 +93,7 @@ bool series__at(const struct series *s, __u64 ts, __s64 *v)
 
 __s64 series__peak(const struct series *s)
 {
-	__s64 peak = 0;
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->p[i].v > peak)
-			peak = s->p[i].v;
-	return peak;
+	return s->peak;
 }
 
 /* copy a fixed-size field that a damaged file may leave unterminated */
@@ -297,7 +328,7 @@ static void on_sample(struct model_proc *p, const struct gmt_sample *e)
 		p->first_sample = *e;
 	p->last_sample = *e;
 	if (e->valid & (1u << GMT_S_VMRSS)) {
-		series_add(&p->vmrss, e->hdr.ts_ns, rss);
+		series__add(&p->vmrss, e->hdr.ts_ns, rss, 0);
 		if (rss > p->vmrss_peak)
 			p->vmrss_peak = rss;
 	}
@@ -578,7 +609,7 @@ static void on_nvml(struct model *m, struct model_proc *p, const struct gmt_nvml
 	p->nvml_dev_used[e->index] = e->used == GMT_NVML_NO_PROC ? 0 : e->used;
 	for (i = 0; i < MODEL_NVML_DEVS; i++)
 		sum += p->nvml_dev_used[i];
-	series_add(&p->nvml_used, e->hdr.ts_ns, sum);
+	series__add(&p->nvml_used, e->hdr.ts_ns, sum, 0);
 }
 
 /* events that belong to one process */
@@ -610,7 +641,7 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_RSS:
 		if (rss->member < GMT_RSS_NR)
-			series_add(&p->rss[rss->member], e->ts_ns, rss->bytes);
+			series__add(&p->rss[rss->member], e->ts_ns, rss->bytes, 0);
 		break;
 	case GMT_EV_SAMPLE:
 		on_sample(p, (const void *)e);

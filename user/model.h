@@ -19,9 +19,14 @@ struct series_point {
 	__s64 v;
 };
 
+/* a level over time, bounded: at SERIES_MAX points every other one goes and
+ * later points come at most one per gap_ns (reported) */
+#define SERIES_MAX 65536
 struct series {
 	struct series_point *p;
 	size_t n, cap;
+	__u64 gap_ns; /* nonzero once thinned */
+	__s64 peak;   /* of every value added, 0 at least */
 };
 
 struct model_mapping {
@@ -329,6 +334,7 @@ void model__add(void *m, const struct gmt_hdr *e);
 struct model_proc *model__proc(const struct model *m, __u32 pid);
 const struct model_stack *model__stack(const struct model *m, __u32 id);
 /* the value of `s` at time ts (its last point at or before ts); false if none */
+void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns);
 bool series__at(const struct series *s, __u64 ts, __s64 *v);
 __s64 series__peak(const struct series *s);
 /* the kind a Vulkan memory type means (device-local or host), from the one

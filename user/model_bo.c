@@ -70,17 +70,6 @@ static struct model_bo *find(struct model *m, __u64 bo)
 	return NULL;
 }
 
-static void series_put(struct series *s, __u64 ts, __s64 v)
-{
-	if (s->n && s->p[s->n - 1].ts == ts) {
-		s->p[s->n - 1].v = v;
-		return;
-	}
-	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
-		return;
-	s->p[s->n++] = (struct series_point){ ts, v };
-}
-
 static void place_bytes(struct model_bo_owner *o, __u64 ts, __s32 place, __s64 delta)
 {
 	int k = slot(place);
@@ -91,9 +80,9 @@ static void place_bytes(struct model_bo_owner *o, __u64 ts, __s32 place, __s64 d
 	if (o->bytes[k] > o->peak[k])
 		o->peak[k] = o->bytes[k];
 	if (k == BO_VRAM)
-		series_put(&o->vram, ts, o->bytes[k]);
+		series__add(&o->vram, ts, o->bytes[k], 0);
 	else if (k == BO_GTT)
-		series_put(&o->gtt, ts, o->bytes[k]);
+		series__add(&o->gtt, ts, o->bytes[k], 0);
 }
 
 static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo *b)
@@ -238,9 +227,9 @@ void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e)
 		if (d->bytes[k] > d->peak[k])
 			d->peak[k] = d->bytes[k];
 	if (d->valid & (1u << GMT_DRM_VRAM_RESIDENT))
-		series_put(&d->vram, e->hdr.ts_ns, d->bytes[GMT_DRM_VRAM_RESIDENT]);
+		series__add(&d->vram, e->hdr.ts_ns, d->bytes[GMT_DRM_VRAM_RESIDENT], 0);
 	if (d->valid & (1u << GMT_DRM_GTT_RESIDENT))
-		series_put(&d->gtt, e->hdr.ts_ns, d->bytes[GMT_DRM_GTT_RESIDENT]);
+		series__add(&d->gtt, e->hdr.ts_ns, d->bytes[GMT_DRM_GTT_RESIDENT], 0);
 }
 
 void model_drm__free(struct model_drm *d)

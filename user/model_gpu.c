@@ -99,19 +99,6 @@ static struct model_gpu_live *insert(struct model_gpu *g, __u64 handle, unsigned
 	return &g->live[i];
 }
 
-/* at most two points per SERIES_STEP_NS: the last one moves forward, so a
- * level read at any moment never holds a later change */
-static void series_set(struct series *s, __u64 ts, __s64 v)
-{
-	if (s->n >= 2 && ts < s->p[s->n - 2].ts + SERIES_STEP_NS) {
-		s->p[s->n - 1] = (struct series_point){ ts, v };
-		return;
-	}
-	if (model__grow((void **)&s->p, &s->cap, s->n, sizeof(*s->p)))
-		return;
-	s->p[s->n++] = (struct series_point){ ts, v };
-}
-
 /* a size as a signed count, held below what a crafted file could overflow */
 static __s64 bytes_of(__u64 size)
 {
@@ -126,8 +113,8 @@ static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
 		st->peak_bytes = st->live_bytes;
 	if (st->live > st->peak_live)
 		st->peak_live = st->live;
-	series_set(&st->series, ts, st->live_bytes);
-	series_set(&st->counts, ts, st->live);
+	series__add(&st->series, ts, st->live_bytes, SERIES_STEP_NS);
+	series__add(&st->counts, ts, st->live, SERIES_STEP_NS);
 }
 
 static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, __s64 bytes)
@@ -151,7 +138,7 @@ static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, 
 						.kind = l->kind };
 	}
 	h->bytes = model__add_sat(h->bytes, bytes);
-	series_set(&h->live, ts, h->bytes);
+	series__add(&h->live, ts, h->bytes, SERIES_STEP_NS);
 }
 
 static int by_group_bytes(const void *a, const void *b)

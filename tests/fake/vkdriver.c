@@ -2,9 +2,10 @@
 /* A planted "Vulkan driver": it looks like one (it exports the ICD entry
  * point that gpumemtrace looks for) and, when loaded, appends to record.txt
  * beside itself who loaded it: the program, its ids, its capabilities and
- * whether it may gain more. gpumemtrace's helper loads the drivers it finds
- * in a target: the test checks the helper ran with no more than the
- * target may have, and never as the host's root. */
+ * whether it may gain more, its user namespace; and it makes a file,
+ * who.PID, whose owner is its uid as the host sees it. gpumemtrace's helper loads the drivers it
+ * finds in a target: the test checks the helper ran with no more than the target may have, and
+ * never as the host's root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -32,7 +33,7 @@ __attribute__((constructor)) static void record(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct cap[2] = {};
-	char dir[4096], path[4200];
+	char dir[4096], path[4200], ns[64] = "";
 	Dl_info info;
 	FILE *out;
 
@@ -44,11 +45,18 @@ __attribute__((constructor)) static void record(void)
 	if (!out)
 		return;
 	syscall(SYS_capget, &hdr, cap);
+	if (readlink("/proc/self/ns/user", ns, sizeof(ns) - 1) < 0)
+		strcpy(ns, "-");
 	fprintf(out,
-		"Name:\t%s\nUid:\t%u\t%u\nCapEff:\t%08x%08x\nCapPrm:\t%08x%08x\n"
-		"NoNewPrivs:\t%d\n--\n",
-		program_invocation_short_name, getuid(), geteuid(), cap[1].effective,
+		"Name:\t%s\nPid:\t%d\nUid:\t%u\t%u\nCapEff:\t%08x%08x\nCapPrm:\t%08x%08x\n"
+		"CapBnd:\t%d\nNoNewPrivs:\t%d\nUserNS:\t%s\n--\n",
+		program_invocation_short_name, getpid(), getuid(), geteuid(), cap[1].effective,
 		cap[0].effective, cap[1].permitted, cap[0].permitted,
-		prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+		prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0),
+		prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), ns);
 	fclose(out);
+	snprintf(path + strlen(path) - strlen("record.txt"), 32, "who.%d", getpid());
+	out = fopen(path, "w");
+	if (out)
+		fclose(out);
 }

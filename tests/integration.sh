@@ -44,6 +44,78 @@ test_attach_pid_until_exit() {
 	expect '[ "$(jqr ".processes[0].pid" "$T/gmt.out")" = "$WL_PID" ]'
 }
 
+# -p PID, and the pid comes back as another process as soon as the target
+# exits (tests/pidat: clone3 with set_tid): the tracer ends with the target,
+# and the new process's 64 MiB is in none of its figures
+test_attach_pid_reused_after_exit() {
+	need_root
+	local peak
+	start_workload --steps 2 --step-mib 8 --hold "$T/hold1"
+	mkfifo "$T/hold1" "$T/hold2"
+	start_tracer --json -i 0.1 -p "$WL_PID" || return 1
+	release_workload
+	"$ROOT/.output/tests/pidat" "$WL_PID" "$WL" --steps 4 --step-mib 16 --hold "$T/hold2" \
+		--out /dev/null &
+	local pidat=$!
+	echo go >"$T/hold1"
+	wait_tracer || { echo go >"$T/hold2"; return 1; }
+	echo go >"$T/hold2"
+	wait "$pidat"
+	expect '[ $? = 0 ]' "the pid was taken again by the second workload" || return 1
+	expect '[ "$(jqr .session.end_reason "$T/gmt.out")" = target_exit ]' || return 1
+	expect '[ "$(jqr ".processes | length" "$T/gmt.out")" = 1 ]' "the target alone" || return 1
+	peak=$(jqr ".processes[0].rss.anon.peak_bytes" "$T/gmt.out")
+	expect '[ "$peak" -ge $((16 * MIB)) ] && [ "$peak" -lt $((40 * MIB)) ]' \
+		"the target's anonymous peak is its own 16 MiB, not the next one's 64: $peak"
+}
+
+# Under -f a child's pid is taken again by a later child (tests/pidat): two
+# processes in the report, each with its own memory, live and replayed
+test_followed_child_pid_reused() {
+	need_root
+	local f=$T/t.gmt out a b
+	"$GMT" -f --json -o "$f" -- bash -c '"$1" --steps 2 --step-mib 32 --out /dev/null & p=$!
+		wait $p; "$2" $p "$1" --steps 2 --step-mib 4 --out /dev/null' - "$WL" \
+		"$ROOT/.output/tests/pidat" >"$T/r.json" 2>"$T/err" || { tail -3 "$T/err"; return 1; }
+	"$GMT" replay --json "$f" >"$T/replay.json" 2>/dev/null || return 1
+	for out in "$T/r.json" "$T/replay.json"; do
+		a=$(jq -c '[.processes[] | select(.comm == "workload")] | map(.pid) | unique' "$out")
+		expect '[ "$(jq length <<<"$a")" = 1 ]' "one pid for both workloads: $a" || return 1
+		a=$(jq '[.processes[] | select(.comm == "workload")][0].rss.anon.peak_bytes' "$out")
+		b=$(jq '[.processes[] | select(.comm == "workload")][1].rss.anon.peak_bytes' "$out")
+		expect '[ "$a" -ge $((60 * MIB)) ] && [ "$a" -lt $((80 * MIB)) ] &&
+			[ "$b" -ge $((8 * MIB)) ] && [ "$b" -lt $((24 * MIB)) ]' \
+			"the first holds its 64 MiB and the second its 8 ($out): $a and $b" || return 1
+		expect '[ "$(jq "[.processes[] | select(.comm == \"workload\" and .exited)] | length" "$out")" = 2 ]' \
+			"both exited ($out)" || return 1
+	done
+}
+
+# A job runner's day in a few seconds: 6,000 short-lived children under -f.
+# Past MODEL_PROCS_MAX (4,096) kept, exited ones become a count; every
+# process the workload started is either kept or counted, and pid reuse by
+# chance is counted too
+test_many_processes_kept_as_counts() {
+	need_root
+	"$GMT" -q -f --json -o "$T/t.gmt" -- "$WL" --steps 1 --step-mib 1 --spawn 6000 --out /dev/null \
+		>"$T/r.json" 2>"$T/err" || { tail -3 "$T/err"; return 1; }
+	local kept summarized lost
+	kept=$(jq '.processes | length' "$T/r.json")
+	summarized=$(jqr .bounded.processes_summarized "$T/r.json")
+	lost=$(jqr .lost_events.proc "$T/r.json")
+	expect '[ "$lost" = 0 ]' "no process events lost: $lost" || return 1
+	expect '[ "$summarized" -ge 1000 ] && [ "$kept" -le 5120 ]' \
+		"at most 5,120 kept: $kept kept, $summarized counted" || return 1
+	expect '[ $((kept + summarized)) = 6001 ]' \
+		"the workload and its 6,000 children, each kept or counted: $kept + $summarized" || return 1
+	expect '[ "$(jqr ".processes[0].comm" "$T/r.json")" = workload ] &&
+		[ "$(jqr ".processes[0].pid" "$T/r.json")" = "$(jqr .session.target_pid "$T/r.json")" ]' \
+		"the target first and kept" || return 1
+	"$GMT" replay "$T/t.gmt" >"$T/replay.txt" 2>/dev/null
+	expect 'grep -q "^  $summarized exited processes past the 4096 kept" "$T/replay.txt"' \
+		"the text report says so: $(grep -A3 '^Kept as' "$T/replay.txt")"
+}
+
 # the text report made live and the one replayed from its recording are
 # byte-identical, also for a user without root (the sudo user owns the file)
 test_record_replay_identical() {

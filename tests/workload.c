@@ -9,6 +9,10 @@
  * --hold FIFO   read one byte from FIFO before exiting
  * --fork        do the steps in a child process too
  * --churn N     then N small mmap/munmap pairs (fills a ring buffer)
+ * --spawn N     then N short-lived children, one after another, each
+ *               touching 64 KiB (a job runner over a long run)
+ * --http N      then N HTTP/1.1 requests to itself over loopback TCP, one
+ *               keep-alive connection, a server thread answering each
  * --out FILE    write the summary to FILE (may be a FIFO) instead of stdout
  * --threads N   start and join N threads first
  * --spare-mib M each step also maps M MiB it never touches
@@ -27,7 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,12 +196,106 @@ __attribute__((noinline)) static void run_with_secret(int steps, size_t step, si
 	asm volatile("" ::"r"(buf) : "memory");
 }
 
+static void spawn(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++) {
+		pid_t c = fork();
+
+		if (!c) {
+			char *p = map_anon(64 << 10);
+
+			memset(p, 1, 64 << 10);
+			_exit(0);
+		}
+		if (c < 0 || waitpid(c, NULL, 0) < 0) {
+			perror("spawn");
+			exit(2);
+		}
+	}
+}
+
+static const char http_req[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+static const char http_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/* reads one whole message of `len` bytes */
+static void read_msg(int fd, size_t len)
+{
+	char buf[256];
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		r = read(fd, buf, len - got < sizeof(buf) ? len - got : sizeof(buf));
+		if (r <= 0) {
+			perror("http read");
+			exit(2);
+		}
+		got += r;
+	}
+}
+
+static long http_n;
+
+static void *http_server(void *arg)
+{
+	int ls = *(int *)arg, fd = accept(ls, NULL, NULL);
+	long i;
+
+	if (fd < 0) {
+		perror("accept");
+		exit(2);
+	}
+	for (i = 0; i < http_n; i++) {
+		read_msg(fd, sizeof(http_req) - 1);
+		if (write(fd, http_resp, sizeof(http_resp) - 1) != sizeof(http_resp) - 1)
+			exit(2);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void http(long n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int ls = socket(AF_INET, SOCK_STREAM, 0), fd, one = 1;
+	pthread_t t;
+	long i;
+
+	if (!n)
+		return;
+	http_n = n;
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&a, &alen) ||
+	    pthread_create(&t, NULL, http_server, &ls)) {
+		perror("http server");
+		exit(2);
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("http connect");
+		exit(2);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (i = 0; i < n; i++) {
+		if (write(fd, http_req, sizeof(http_req) - 1) != sizeof(http_req) - 1)
+			exit(2);
+		read_msg(fd, sizeof(http_resp) - 1);
+	}
+	close(fd);
+	pthread_join(t, NULL);
+	close(ls);
+}
+
 int main(int argc, char **argv)
 {
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
 	long step_mib = 16, step_ms = 0, churn_n = 0, spare_mib = 0, steps_ns, churn_ns;
+	long spawn_n = 0, http_reqs = 0;
 	long entries = 0, entry_kib = 96;
 	int secret = 0;
 	struct totals t = { 0 };
@@ -222,6 +324,10 @@ int main(int argc, char **argv)
 			out = v, i++;
 		else if (!strcmp(argv[i], "--churn"))
 			churn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--spawn"))
+			spawn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--http"))
+			http_reqs = atol(v), i++;
 		else if (!strcmp(argv[i], "--threads"))
 			threads = atoi(v), i++;
 		else if (!strcmp(argv[i], "--fork"))
@@ -255,6 +361,8 @@ int main(int argc, char **argv)
 	steps_ns = now_ns() - steps_ns;
 	churn_ns = now_ns();
 	churn(churn_n);
+	spawn(spawn_n);
+	http(http_reqs);
 	churn_ns = now_ns() - churn_ns;
 	if (child > 0)
 		waitpid(child, NULL, 0);

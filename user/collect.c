@@ -123,6 +123,8 @@ static void reset_faults_sent(struct collect *c, __u32 pid)
 			memset(c->pids[i].faults, 0, sizeof(c->pids[i].faults));
 }
 
+static void end_faults(struct collect *c, __u32 pid);
+
 static __u64 hash_ips(const __u64 *ips, unsigned int n)
 {
 	__u64 h = 1469598103934665603ull;
@@ -331,12 +333,21 @@ static int on_ring(void *ctx, void *data, size_t size)
 		break;
 	case GMT_EV_FORK:
 		if (((const struct gmt_fork *)e)->followed) {
-			add_pid(c, ((const struct gmt_fork *)e)->child_pid);
-			push_code(c, ((const struct gmt_fork *)e)->child_pid);
+			__u32 child = ((const struct gmt_fork *)e)->child_pid;
+
+			/* what was known of an earlier process with this pid
+			 * is not this one's */
+			symbolizer__invalidate(c->sym, child);
+			if (c->unw)
+				unwinder__forget(c->unw, child);
+			reset_faults_sent(c, child);
+			add_pid(c, child);
+			push_code(c, child);
 		}
 		break;
 	case GMT_EV_EXIT:
 		if (((const struct gmt_exit *)e)->group_dead) {
+			end_faults(c, e->pid); /* its last counts, before its exit */
 			remove_pid(c, e->pid);
 			bpf_map_delete_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges),
 					    &e->pid);
@@ -500,44 +511,67 @@ static void start_nvml(struct collect *c)
 	emit(c, &p.hdr);
 }
 
-/* page faults are counted in BPF per CPU; send the totals that moved */
+/* page faults are counted in BPF per CPU; send pid's totals if they moved.
+ * Each interval only for processes whose fork has been read: a child's
+ * counts can be in the map before its fork record is out of the ring buffer */
+static void emit_faults_of(struct collect *c, int fd, __u32 key, struct gmt_fault_counts *per_cpu,
+			   bool known_only)
+{
+	struct gmt_faults e;
+	__u64 total = 0, classified = 0;
+	size_t i;
+	int cpu, k;
+
+	if (bpf_map_lookup_elem(fd, &key, per_cpu))
+		return;
+	event__init(&e.hdr, GMT_EV_FAULTS, sizeof(e), event__now_ns(), key);
+	for (cpu = 0; cpu < c->ncpus; cpu++) {
+		total += per_cpu[cpu].total;
+		for (k = 0; k < GMT_FAULT_OTHER; k++)
+			e.count[k] += per_cpu[cpu].cls[k];
+	}
+	for (k = 0; k < GMT_FAULT_OTHER; k++)
+		classified += e.count[k];
+	/* faults no VMA resolved; the two counters are read a moment apart */
+	e.count[GMT_FAULT_OTHER] = total > classified ? total - classified : 0;
+	for (i = 0; i < c->nr_pids && c->pids[i].pid != key; i++)
+		;
+	if (i == c->nr_pids && known_only)
+		return;
+	if (i < c->nr_pids && !memcmp(c->pids[i].faults, e.count, sizeof(e.count)))
+		return;
+	if (i < c->nr_pids)
+		memcpy(c->pids[i].faults, e.count, sizeof(e.count));
+	emit(c, &e.hdr);
+}
+
 static void emit_faults(struct collect *c)
 {
 	int fd = bpf_map__fd(attach__skel(c->a)->maps.fault_counts);
 	struct gmt_fault_counts *per_cpu = calloc(c->ncpus, sizeof(*per_cpu));
-	struct gmt_faults e;
-	__u64 total, classified;
 	__u32 key, next, *prev = NULL;
-	size_t i;
-	int cpu, k;
 
 	if (!per_cpu)
 		return;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, per_cpu))
-			continue;
-		event__init(&e.hdr, GMT_EV_FAULTS, sizeof(e), event__now_ns(), key);
-		total = classified = 0;
-		for (cpu = 0; cpu < c->ncpus; cpu++) {
-			total += per_cpu[cpu].total;
-			for (k = 0; k < GMT_FAULT_OTHER; k++)
-				e.count[k] += per_cpu[cpu].cls[k];
-		}
-		for (k = 0; k < GMT_FAULT_OTHER; k++)
-			classified += e.count[k];
-		/* faults no VMA resolved; the two counters are read a moment apart */
-		e.count[GMT_FAULT_OTHER] = total > classified ? total - classified : 0;
-		for (i = 0; i < c->nr_pids && c->pids[i].pid != key; i++)
-			;
-		if (i < c->nr_pids && !memcmp(c->pids[i].faults, e.count, sizeof(e.count)))
-			continue;
-		if (i < c->nr_pids)
-			memcpy(c->pids[i].faults, e.count, sizeof(e.count));
-		emit(c, &e.hdr);
+		emit_faults_of(c, fd, key, per_cpu, true);
 	}
 	free(per_cpu);
+}
+
+/* a process that exited: its last counts go out, and its slot in BPF is
+ * freed, so that a day of short-lived children costs nothing per interval */
+static void end_faults(struct collect *c, __u32 pid)
+{
+	int fd = bpf_map__fd(attach__skel(c->a)->maps.fault_counts);
+	struct gmt_fault_counts *per_cpu = calloc(c->ncpus, sizeof(*per_cpu));
+
+	if (per_cpu)
+		emit_faults_of(c, fd, pid, per_cpu, false);
+	free(per_cpu);
+	bpf_map_delete_elem(fd, &pid);
 }
 
 static void emit_lost(struct collect *c)

@@ -299,6 +299,17 @@ static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork
 	if (!e->followed)
 		return;
 	p->children_followed++;
+	/* a pid seen before is a new process now (the old one exited, or its
+	 * exit was lost): it starts afresh, the old one stays in the report */
+	c = model__proc(m, e->child_pid);
+	if (c) {
+		if (!c->exited) {
+			c->exited = true;
+			c->exit_ts = e->hdr.ts_ns;
+		}
+		HASH_DEL(m->by_pid, c);
+		m->pids_reused++;
+	}
 	c = get_proc(m, e->child_pid, e->hdr.ts_ns);
 	if (!c)
 		return;
@@ -550,6 +561,7 @@ static void on_touch(struct model_proc *p, const struct gmt_touch *e)
 			p->touches[i].bytes *= 2;
 		}
 		p->nr_touches = i;
+		p->touches_thinned++;
 	}
 	if (model__grow((void **)&p->touches, &p->touches_cap, p->nr_touches, sizeof(*p->touches)))
 		return;
@@ -612,6 +624,68 @@ static void on_nvml(struct model *m, struct model_proc *p, const struct gmt_nvml
 	series__add(&p->nvml_used, e->hdr.ts_ns, sum, 0);
 }
 
+static void proc_free(struct model_proc *p);
+
+/* its largest resident memory, from /proc samples or the kernel's counters */
+static __u64 proc_peak(const struct model_proc *p)
+{
+	__u64 a = series__peak(&p->rss[GMT_RSS_ANON]) + series__peak(&p->rss[GMT_RSS_FILE]);
+
+	return p->vmrss_peak > a ? p->vmrss_peak : a;
+}
+
+/* an exited process with GPU work, requests or a failure is worth its details */
+static bool proc_notable(const struct model_proc *p)
+{
+	return p->gpu || p->drm || p->nr_reqs || p->exit_code || p->mmap_failed;
+}
+
+/* least worth keeping first: plain ones before notable ones, smaller first */
+static int by_worth(const void *a, const void *b)
+{
+	const struct model_proc *x = *(const struct model_proc *const *)a;
+	const struct model_proc *y = *(const struct model_proc *const *)b;
+	__u64 px = proc_peak(x), py = proc_peak(y);
+
+	if (proc_notable(x) != proc_notable(y))
+		return proc_notable(x) ? 1 : -1;
+	return px < py ? -1 : px > py;
+}
+
+/* A run that starts processes for days (a shell loop, a job runner) keeps
+ * MODEL_PROCS_MAX of them in detail; past that, exited ones become a count
+ * and their largest peak, the least notable first. Live ones, and the
+ * target, always stay. */
+static void summarize_procs(struct model *m)
+{
+	struct model_proc **v = malloc(m->nr_procs * sizeof(*v));
+	size_t i, n = 0, drop = m->nr_procs - MODEL_PROCS_MAX, k = 0;
+
+	if (!v)
+		return;
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->exited && m->procs[i]->pid != m->target_pid)
+			v[n++] = m->procs[i];
+	qsort(v, n, sizeof(*v), by_worth);
+	for (i = 0; i < n && i < drop; i++) {
+		__u64 peak = proc_peak(v[i]);
+
+		v[i]->summarize = true;
+		if (model__proc(m, v[i]->pid) == v[i])
+			HASH_DEL(m->by_pid, v[i]);
+		m->procs_summarized++;
+		if (peak > m->procs_summarized_peak)
+			m->procs_summarized_peak = peak;
+	}
+	free(v);
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->summarize)
+			proc_free(m->procs[i]);
+		else
+			m->procs[k++] = m->procs[i];
+	m->nr_procs = k;
+}
+
 /* events that belong to one process */
 static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 {
@@ -638,6 +712,8 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_EXIT:
 		on_proc_exit(p, (const void *)e);
+		if (m->nr_procs >= MODEL_PROCS_MAX + MODEL_PROCS_MAX / 4)
+			summarize_procs(m); /* p may be gone */
 		break;
 	case GMT_EV_RSS:
 		if (rss->member < GMT_RSS_NR)
@@ -762,6 +838,41 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	default:
 		add_proc_event(m, e);
 	}
+}
+
+static void count_thinned(const struct series *s, struct model_bounds *b)
+{
+	if (!s->gap_ns)
+		return;
+	b->series_thinned++;
+	if (s->gap_ns > b->series_gap_ns)
+		b->series_gap_ns = s->gap_ns;
+}
+
+bool model__bounds(const struct model *m, struct model_bounds *b)
+{
+	size_t i;
+	int j, k;
+
+	*b = (struct model_bounds){ .procs_summarized = m->procs_summarized,
+				    .procs_summarized_peak = m->procs_summarized_peak,
+				    .pids_reused = m->pids_reused };
+	for (i = 0; i < m->nr_procs; i++) {
+		const struct model_proc *p = m->procs[i];
+
+		b->maps_summarized += p->maps_summarized;
+		b->maps_summarized_bytes += p->maps_summarized_bytes;
+		b->touches_thinned += p->touches_thinned;
+		for (j = 0; j < GMT_RSS_NR; j++)
+			count_thinned(&p->rss[j], b);
+		count_thinned(&p->vmrss, b);
+		count_thinned(&p->nvml_used, b);
+		for (j = 0; p->gpu && j < GMT_API_NR; j++)
+			for (k = 0; k < GMT_GK_NR; k++)
+				count_thinned(&p->gpu->st[j][k].series, b);
+	}
+	return b->maps_summarized || b->series_thinned || b->touches_thinned ||
+	       b->procs_summarized || b->pids_reused;
 }
 
 static void proc_free(struct model_proc *p)

@@ -22,6 +22,9 @@ struct series_point {
 /* a level over time, bounded: at SERIES_MAX points every other one goes and
  * later points come at most one per gap_ns (reported) */
 #define SERIES_MAX 65536
+/* processes kept in detail: the exited ones past it, the least notable
+ * first, become a count */
+#define MODEL_PROCS_MAX 4096
 struct series {
 	struct series_point *p;
 	size_t n, cap;
@@ -59,6 +62,7 @@ struct model_proc {
 	bool followed; /* a child added by -f */
 	__u64 first_ts, exec_ts, exit_ts;
 	bool exited;
+	bool summarize; /* about to become a count (summarize_procs) */
 	int exit_code;
 	int threads, threads_peak;
 	unsigned int threads_created, children, children_followed;
@@ -88,7 +92,8 @@ struct model_proc {
 
 	struct model_touch *touches; /* in time order */
 	size_t nr_touches, touches_cap;
-	__u64 touched_bytes; /* all of them together */
+	__u64 touches_thinned; /* times halved at MODEL_TOUCHES_MAX */
+	__u64 touched_bytes;   /* all of them together */
 
 	/* live ranges of the mappings above: sorted, disjoint */
 	struct live_range *ranges;
@@ -289,7 +294,10 @@ struct model {
 	size_t nr_probes, probes_cap;
 	struct model_proc **procs;
 	size_t nr_procs, procs_cap;
-	struct model_proc *by_pid; /* the same, by pid (uthash) */
+	struct model_proc *by_pid; /* the same, by pid (uthash): the newest of each */
+	__u64 pids_reused;	   /* processes that took the pid of one before */
+	/* exited processes past MODEL_PROCS_MAX, as a count and their largest */
+	__u64 procs_summarized, procs_summarized_peak;
 	struct model_stack *stacks;
 	size_t nr_stacks, stacks_cap;
 
@@ -335,6 +343,17 @@ struct model_proc *model__proc(const struct model *m, __u32 pid);
 const struct model_stack *model__stack(const struct model *m, __u32 id);
 /* the value of `s` at time ts (its last point at or before ts); false if none */
 void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns);
+
+/* where the model's caps bit, for the report: what became counts */
+struct model_bounds {
+	__u64 maps_summarized, maps_summarized_bytes;
+	__u64 series_thinned, series_gap_ns; /* the widest gap */
+	__u64 touches_thinned;
+	__u64 procs_summarized, procs_summarized_peak;
+	__u64 pids_reused;
+};
+/* true when any cap bit */
+bool model__bounds(const struct model *m, struct model_bounds *b);
 bool series__at(const struct series *s, __u64 ts, __s64 *v);
 __s64 series__peak(const struct series *s);
 /* the kind a Vulkan memory type means (device-local or host), from the one

@@ -283,6 +283,37 @@ static void print_lost(FILE *out, const struct model *m)
 		     "a bigger --ringbuf-mb helps)\n");
 }
 
+/* where the tracer's memory caps bit: what the report holds as counts */
+static void print_bounds(FILE *out, const struct model *m)
+{
+	struct model_bounds b;
+	char x[32];
+
+	if (!model__bounds(m, &b))
+		return;
+	fprintf(out, "\nKept as counts (the tracer's memory is capped over a long run)\n");
+	if (b.procs_summarized)
+		fprintf(out,
+			"  %llu exited processes past the %d kept, the least notable, largest %s\n",
+			(unsigned long long)b.procs_summarized, MODEL_PROCS_MAX,
+			B(x, b.procs_summarized_peak));
+	if (b.maps_summarized)
+		fprintf(out, "  %llu unmapped mappings, %s, past the %d kept a process\n",
+			(unsigned long long)b.maps_summarized, B(x, b.maps_summarized_bytes),
+			MODEL_MAPS_MAX);
+	if (b.series_thinned)
+		fprintf(out,
+			"  %llu memory series thinned to %d points, one per %.3g s at the widest\n",
+			(unsigned long long)b.series_thinned, SERIES_MAX, b.series_gap_ns / 1e9);
+	if (b.touches_thinned)
+		fprintf(out, "  first-touch samples halved %llu times (%d kept a process)\n",
+			(unsigned long long)b.touches_thinned, MODEL_TOUCHES_MAX);
+	if (b.pids_reused)
+		fprintf(out,
+			"  %llu processes took the pid of an earlier one: each is reported apart\n",
+			(unsigned long long)b.pids_reused);
+}
+
 void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	struct model_proc **procs = procs_in_order(m);
@@ -310,6 +341,7 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 		fprintf(out, "\nNo events from the target were seen.\n");
 	print_bos(out, m);
 	print_lost(out, m);
+	print_bounds(out, m);
 	fprintf(out, "Events: %llu\n", (unsigned long long)m->events);
 	free(procs);
 }

@@ -288,6 +288,26 @@ static struct json_object *lost_json(const struct model *m)
 	return o;
 }
 
+/* where the tracer's memory caps bit */
+static struct json_object *bounds_json(const struct model *m)
+{
+	struct json_object *o = json_object_new_object();
+	struct model_bounds b;
+
+	model__bounds(m, &b);
+	add(o, "processes_summarized", u64(b.procs_summarized));
+	add(o, "processes_summarized_peak_bytes", u64(b.procs_summarized_peak));
+	add(o, "processes_kept_max", u64(MODEL_PROCS_MAX));
+	add(o, "mappings_summarized", u64(b.maps_summarized));
+	add(o, "mappings_summarized_bytes", u64(b.maps_summarized_bytes));
+	add(o, "series_thinned", u64(b.series_thinned));
+	add(o, "series_widest_gap_s", json_object_new_double(b.series_gap_ns / 1e9));
+	add(o, "series_points_max", u64(SERIES_MAX));
+	add(o, "first_touches_halved", u64(b.touches_thinned));
+	add(o, "pids_reused", u64(b.pids_reused));
+	return o;
+}
+
 static struct json_object *events_json(const struct model *m)
 {
 	struct json_object *o = json_object_new_object(), *t = json_object_new_object();
@@ -359,6 +379,7 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 	add(root, "host_memory", host_memory_json(m));
 	add(root, "nvml", nvml_json(m));
 	add(root, "lost_events", lost_json(m));
+	add(root, "bounded", bounds_json(m));
 	add(root, "events", events_json(m));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |

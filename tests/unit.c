@@ -929,6 +929,47 @@ out:
 	model__free(m);
 }
 
+/* 200,000 completions on one process, each on its own run: past
+ * MODEL_REQS_MAX the ended ones are kept one in a stride, evenly, the rest
+ * counted, and every kept one keeps its own run's tokens */
+static void test_requests_bounded(void)
+{
+	struct model *m = model_of_run(3);
+	struct model_proc *p = model__proc(m, 100);
+	size_t i, n = 200000, bad = 0, uneven = 0;
+
+	for (i = 0; i < n; i++) {
+		double t = 3 + i * 1e-3;
+		int seq = i % 2, len = i % 50 + 2;
+
+		post(m, t, 1, "/completion");
+		seq_decode(m, t + 2e-4, 1e-4, 1, (const int[][4]){ { seq, len, 1, 0 } });
+		seq_decode(m, t + 3e-4, 1e-4, 1, (const int[][4]){ { seq, 1, 1, len } });
+		http_event(m, t + 5e-4, 1, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 6e-4, 1, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	seq_decode(m, 3 + n * 1e-3, 1e-4, 1, (const int[][4]){ { 0, 3, 1, 0 } });
+	if (!ASSERT_TRUE(p && p->nr_reqs <= MODEL_REQS_MAX, "at most MODEL_REQS_MAX kept"))
+		goto out;
+	ASSERT_TRUE(p->reqs_summarized > 0 && p->nr_reqs + p->reqs_summarized == n,
+		    "every request kept or counted");
+	ASSERT_TRUE(p->reqs_stride >= 4, "the stride doubled each time");
+	for (i = 0; i < p->nr_reqs; i++) {
+		const struct model_request *r = &p->reqs[i];
+
+		if (r->t.prompt_tokens != (r->nth - 1) % 50 + 2 || model_req__generated(r) != 2)
+			bad++;
+		if (i + 1 < p->nr_reqs && p->reqs[i + 1].nth <= n - MODEL_REQS_MAX &&
+		    p->reqs[i + 1].nth - r->nth != p->reqs_stride)
+			uneven++;
+	}
+	ASSERT_EQ(bad, 0, "each kept request has its own run's tokens");
+	ASSERT_EQ(uneven, 0, "the older kept ones one stride apart");
+	ASSERT_EQ(p->nr_runs, p->nr_reqs + 1, "a run for each kept request, and the last one");
+out:
+	model__free(m);
+}
+
 /* deterministic noise in [-a, a] */
 static double wobble(unsigned int *seed, double a)
 {
@@ -1607,6 +1648,7 @@ static const struct {
 	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },
+	{ "unit_requests_bounded", test_requests_bounded },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -16,7 +16,9 @@ static size_t when(const struct model_proc *p, char *buf, size_t size)
 		answered += p->reqs[i].done && p->reqs[i].end_ts <= p->exit_ts;
 	if (!p->nr_reqs)
 		return snprintf(buf, size, ", before it served any request");
-	return snprintf(buf, size, ", after answering %zu of %zu requests", answered, p->nr_reqs);
+	return snprintf(buf, size, ", after answering %llu of %llu requests",
+			(unsigned long long)(answered + p->reqs_summarized_answered),
+			(unsigned long long)(p->nr_reqs + p->reqs_summarized));
 }
 
 void findings__exit(const struct model *m, const struct model_proc *p, struct findings *fs)

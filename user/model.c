@@ -863,6 +863,7 @@ bool model__bounds(const struct model *m, struct model_bounds *b)
 		b->maps_summarized += p->maps_summarized;
 		b->maps_summarized_bytes += p->maps_summarized_bytes;
 		b->touches_thinned += p->touches_thinned;
+		b->reqs_summarized += p->reqs_summarized;
 		for (j = 0; j < GMT_RSS_NR; j++)
 			count_thinned(&p->rss[j], b);
 		count_thinned(&p->vmrss, b);
@@ -872,7 +873,7 @@ bool model__bounds(const struct model *m, struct model_bounds *b)
 				count_thinned(&p->gpu->st[j][k].series, b);
 	}
 	return b->maps_summarized || b->series_thinned || b->touches_thinned ||
-	       b->procs_summarized || b->pids_reused;
+	       b->procs_summarized || b->pids_reused || b->reqs_summarized;
 }
 
 static void proc_free(struct model_proc *p)
@@ -893,6 +894,7 @@ static void proc_free(struct model_proc *p)
 	free(p->env);
 	free(p->seqs);
 	free(p->runs);
+	free(p->ended);
 	free(p);
 }
 

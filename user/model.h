@@ -25,6 +25,8 @@ struct series_point {
 /* processes kept in detail: the exited ones past it, the least notable
  * first, become a count */
 #define MODEL_PROCS_MAX 4096
+/* requests kept in detail a process (model_req.c) */
+#define MODEL_REQS_MAX 65536
 struct series {
 	struct series_point *p;
 	size_t n, cap;
@@ -107,10 +109,15 @@ struct model_proc {
 
 	struct model_request *reqs; /* in arrival order */
 	size_t nr_reqs, reqs_cap, first_open;
+	/* ended requests past MODEL_REQS_MAX, every other one, kept as counts */
+	__u64 reqs_summarized, reqs_summarized_answered, runs_summarized;
+	__u64 reqs_stride; /* once thinned, the ended ones kept are every stride-th */
 	__u64 tls_conns, http_conns_closed;
 	__u64 decodes, decode_tokens, decode_errors, encodes, images; /* llama.cpp */
 	__u64 decodes_before_requests; /* start-up: warm-up, fitting, ... */
 	size_t first_untied;
+	size_t *ended; /* requests ended and not tied yet, by index */
+	size_t nr_ended, ended_cap;
 	/* llama.cpp sequences (llama-server: slots), and their runs: one task each */
 	struct model_seq *seqs;
 	size_t nr_seqs, seqs_cap;
@@ -250,6 +257,7 @@ struct model_drm {
 };
 
 struct model_request {
+	__u64 nth; /* 1 for the process's first request: requests can be thinned */
 	__u64 conn, start_ts, resp_ts, end_ts, bytes_in, bytes_out;
 	/* llama.cpp's work for it: its run's, once tied (model_req.c) */
 	struct model_tally t;
@@ -351,6 +359,7 @@ struct model_bounds {
 	__u64 touches_thinned;
 	__u64 procs_summarized, procs_summarized_peak;
 	__u64 pids_reused;
+	__u64 reqs_summarized;
 };
 /* true when any cap bit */
 bool model__bounds(const struct model *m, struct model_bounds *b);

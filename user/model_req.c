@@ -57,11 +57,90 @@ static void advance_open(struct model_proc *p)
 		p->first_open++;
 }
 
-static void finish(struct model_request *r, __u64 ts, __u16 how)
+static bool decodes_for(const struct model_request *r);
+static size_t first_run_from(const struct model_proc *p, __u64 ts);
+
+/* An ended request waits in p->ended until it is tied; one that no run can
+ * be given is tied now: no decode started while it was open (a run made
+ * later starts after it ended), or it asked for no decoding */
+static void finish(struct model_proc *p, struct model_request *r, __u64 ts, __u16 how)
 {
+	size_t k;
+
 	r->end_ts = ts;
 	r->end = how;
 	r->done = true;
+	k = first_run_from(p, r->start_ts);
+	if (!decodes_for(r) || !r->responded || k == p->nr_runs || p->runs[k].start_ts > ts) {
+		r->tied = true;
+		return;
+	}
+	if (!model__grow((void **)&p->ended, &p->ended_cap, p->nr_ended, sizeof(*p->ended)))
+		p->ended[p->nr_ended++] = r - p->reqs;
+}
+
+/* At MODEL_REQS_MAX requests the stride doubles: of those ended and tied,
+ * only every stride-th (by arrival) stays, and the rest go with the runs
+ * they were given, counted; open ones, and those whose run a sequence may
+ * still go on with, stay. The kept ones are as dense early as late, so the
+ * verdicts read levels at requests that span the run evenly. */
+static void thin_requests(struct model_proc *p)
+{
+	size_t *to = calloc(p->nr_reqs, sizeof(*to)),
+	       *runto = calloc(p->nr_runs + 1, sizeof(*runto));
+	size_t i, k = 0;
+	bool *busy = calloc(p->nr_runs + 1, sizeof(*busy));
+
+	if (!to || !runto || !busy)
+		goto out;
+	for (i = 0; i < p->nr_seqs; i++)
+		busy[p->seqs[i].run] = true;
+	for (i = 0; i < p->nr_last_batch; i++)
+		busy[p->last_batch[i]] = true;
+	for (i = 0; i < p->nr_runs; i++)
+		if (p->runs[i].req && busy[i + 1])
+			to[p->runs[i].req - 1] = SIZE_MAX; /* marks: keep */
+	for (i = 0; i < p->nr_reqs; i++) {
+		struct model_request *q = &p->reqs[i];
+		bool keep = to[i] == SIZE_MAX && p->reqs[i].tied;
+
+		if (!keep && q->done && q->tied && q->nth % (2 * p->reqs_stride)) {
+			p->reqs_summarized++;
+			p->reqs_summarized_answered += q->responded;
+			to[i] = 0;
+			continue;
+		}
+		to[i] = ++k;
+		p->reqs[k - 1] = *q;
+	}
+	p->nr_reqs = k;
+	p->reqs_stride *= 2;
+	for (i = k = 0; i < p->nr_runs; i++) {
+		struct model_run *r = &p->runs[i];
+
+		if (r->req && !to[r->req - 1]) {
+			p->runs_summarized++;
+			continue;
+		}
+		r->req = r->req ? to[r->req - 1] : 0;
+		runto[i + 1] = k + 1;
+		p->runs[k++] = *r;
+	}
+	p->nr_runs = k;
+	for (i = 0; i < p->nr_seqs; i++)
+		p->seqs[i].run = runto[p->seqs[i].run];
+	for (i = 0; i < p->nr_last_batch; i++)
+		p->last_batch[i] = runto[p->last_batch[i]];
+	for (i = 0; i < p->nr_ended; i++)
+		p->ended[i] = to[p->ended[i]] - 1; /* never tied: kept */
+	p->first_open = p->first_untied = 0;
+	advance_open(p);
+	while (p->first_untied < p->nr_reqs && p->reqs[p->first_untied].tied)
+		p->first_untied++;
+out:
+	free(to);
+	free(runto);
+	free(busy);
 }
 
 void model_req__add(struct model_proc *p, const struct gmt_http *e)
@@ -71,11 +150,16 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 
 	switch (e->kind) {
 	case GMT_HTTP_REQUEST:
+		/* tried again every 1,024 at most, should open ones fill it */
+		if (p->nr_reqs >= MODEL_REQS_MAX && !(p->nr_reqs % 1024))
+			thin_requests(p);
+		p->reqs_stride += !p->reqs_stride;
 		if (model__grow((void **)&p->reqs, &p->reqs_cap, p->nr_reqs, sizeof(*r)))
 			return;
 		r = &p->reqs[p->nr_reqs++];
 		memset(r, 0, sizeof(*r));
 		r->seq = -1;
+		r->nth = p->nr_reqs + p->reqs_summarized;
 		r->conn = e->conn;
 		r->start_ts = e->hdr.ts_ns;
 		memcpy(r->method, e->method, sizeof(r->method) - 1);
@@ -96,7 +180,7 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 			return;
 		r->bytes_in = e->bytes_in;
 		r->bytes_out = e->bytes_out;
-		finish(r, e->hdr.ts_ns, e->end);
+		finish(p, r, e->hdr.ts_ns, e->end);
 		advance_open(p);
 		break;
 	case GMT_HTTP_TLS:
@@ -106,7 +190,7 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		p->http_conns_closed++;
 		for (i = p->first_open; i < p->nr_reqs; i++)
 			if (p->reqs[i].conn == e->conn && !p->reqs[i].done)
-				finish(&p->reqs[i], e->hdr.ts_ns, GMT_HTTP_END_CLOSE);
+				finish(p, &p->reqs[i], e->hdr.ts_ns, GMT_HTTP_END_CLOSE);
 		advance_open(p);
 		break;
 	}
@@ -196,19 +280,32 @@ static void give(struct model_request *q, const struct model_run *r)
 }
 
 /* the next request to tie: ended by `now`, the first to end */
-static struct model_request *next_ended(struct model_proc *p, __u64 now)
+/* ended requests in the order they ended, then arrived */
+static int by_end(const void *a, const void *b, void *ctx)
 {
-	struct model_request *first = NULL;
-	size_t i;
+	const struct model_request *reqs = ctx, *x = &reqs[*(const size_t *)a],
+				   *y = &reqs[*(const size_t *)b];
 
-	for (i = p->first_untied; i < p->nr_reqs; i++) {
-		struct model_request *q = &p->reqs[i];
+	if (x->end_ts != y->end_ts)
+		return x->end_ts < y->end_ts ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
 
-		if (!q->tied && q->done && q->end_ts <= now &&
-		    (!first || q->end_ts < first->end_ts))
-			first = q;
+/* the first run that started at ts or later: runs are made in the order
+ * their first decodes start (one decoding thread) */
+static size_t first_run_from(const struct model_proc *p, __u64 ts)
+{
+	size_t lo = 0, hi = p->nr_runs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->runs[mid].start_ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return first;
+	return lo;
 }
 
 /* An event stream's headers go out after its first token, so after the
@@ -235,18 +332,30 @@ static bool better(const struct model_request *q, const struct model_run *r,
 static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, size_t nactive)
 {
 	struct model_request *q;
-	size_t k, a, best;
+	size_t i, n = 0, k, a, best;
 
-	while ((q = next_ended(p, now))) {
+	/* those ended by now to the front, in the order they ended */
+	for (i = 0; i < p->nr_ended; i++)
+		if (p->reqs[p->ended[i]].end_ts <= now) {
+			size_t t = p->ended[n];
+
+			p->ended[n++] = p->ended[i];
+			p->ended[i] = t;
+		}
+	qsort_r(p->ended, n, sizeof(*p->ended), by_end, p->reqs);
+	for (i = 0; i < n; i++) {
+		q = &p->reqs[p->ended[i]];
 		q->tied = true;
 		if (!decodes_for(q) || !q->responded)
 			continue;
 		best = 0;
-		for (k = 0; k < p->nr_runs; k++) {
+		/* its runs started after it arrived and ended before it did */
+		for (k = first_run_from(p, q->start_ts);
+		     k < p->nr_runs && p->runs[k].start_ts <= q->end_ts; k++) {
 			const struct model_run *r = &p->runs[k],
 					       *b = best ? &p->runs[best - 1] : NULL;
 
-			if (r->req || r->start_ts < q->start_ts || r->last_end_ts > q->end_ts)
+			if (r->req || r->last_end_ts > q->end_ts)
 				continue;
 			for (a = 0; a < nactive && active[a] != k + 1; a++)
 				;
@@ -260,6 +369,8 @@ static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, siz
 			give(q, &p->runs[best - 1]);
 		}
 	}
+	memmove(p->ended, p->ended + n, (p->nr_ended - n) * sizeof(*p->ended));
+	p->nr_ended -= n;
 	while (p->first_untied < p->nr_reqs && p->reqs[p->first_untied].tied)
 		p->first_untied++;
 }

@@ -301,6 +301,10 @@ static void print_bounds(FILE *out, const struct model *m)
 		fprintf(out, "  %llu unmapped mappings, %s, past the %d kept a process\n",
 			(unsigned long long)b.maps_summarized, B(x, b.maps_summarized_bytes),
 			MODEL_MAPS_MAX);
+	if (b.reqs_summarized)
+		fprintf(out,
+			"  %llu ended requests past the %d kept a process, the kept ones evenly spread\n",
+			(unsigned long long)b.reqs_summarized, MODEL_REQS_MAX);
 	if (b.series_thinned)
 		fprintf(out,
 			"  %llu memory series thinned to %d points, one per %.3g s at the widest\n",

@@ -271,6 +271,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "drm_fdinfo", drm_json(p));
 	add(o, "tls_connections", u64(p->tls_conns));
 	add(o, "requests", requests_json(m, p));
+	add(o, "requests_summarized", u64(p->reqs_summarized));
 	add(o, "llama", llama_json(p));
 	add(o, "llama_server", llama_server_json(p));
 	add(o, "memory_by_interval", memory_by_interval_json(m, p));
@@ -300,6 +301,8 @@ static struct json_object *bounds_json(const struct model *m)
 	add(o, "processes_kept_max", u64(MODEL_PROCS_MAX));
 	add(o, "mappings_summarized", u64(b.maps_summarized));
 	add(o, "mappings_summarized_bytes", u64(b.maps_summarized_bytes));
+	add(o, "requests_summarized", u64(b.reqs_summarized));
+	add(o, "requests_kept_max", u64(MODEL_REQS_MAX));
 	add(o, "series_thinned", u64(b.series_thinned));
 	add(o, "series_widest_gap_s", json_object_new_double(b.series_gap_ns / 1e9));
 	add(o, "series_points_max", u64(SERIES_MAX));

@@ -202,8 +202,13 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	if (!p->nr_reqs && !p->tls_conns)
 		return;
 	nc = columns(m, p, fs, col);
-	fprintf(out, "\nHTTP requests of pid %u (%s): %zu", p->pid, p->comm[0] ? p->comm : "?",
-		p->nr_reqs);
+	fprintf(out, "\nHTTP requests of pid %u (%s): %llu", p->pid, p->comm[0] ? p->comm : "?",
+		(unsigned long long)(p->nr_reqs + p->reqs_summarized));
+	if (p->reqs_summarized)
+		fprintf(out,
+			" (%zu kept in detail: past %d, one ended request in %llu is kept, "
+			"evenly, and the rest counted)",
+			p->nr_reqs, MODEL_REQS_MAX, (unsigned long long)p->reqs_stride);
 	if (p->tls_conns)
 		fprintf(out, " (and %llu TLS connections, whose requests cannot be read)",
 			(unsigned long long)p->tls_conns);
@@ -236,8 +241,9 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 		else
 			snprintf(e, sizeof(e), "-");
 		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s",
-			i + 1, model__secs(m, r->start_ts), r->method, r->path, r->status, c, d,
-			r->done ? end_name(r->end) : "open", (unsigned long long)r->t.prompt_tokens,
+			(size_t)r->nth, model__secs(m, r->start_ts), r->method, r->path, r->status,
+			c, d, r->done ? end_name(r->end) : "open",
+			(unsigned long long)r->t.prompt_tokens,
 			(unsigned long long)model_req__generated(r), e);
 		if (!nc)
 			fprintf(out, " %13s %13s", fmt_delta(a, sizeof(a), dl.anon),

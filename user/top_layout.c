@@ -431,8 +431,8 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 		open += !p->reqs[i].done;
 	l = line(s, TA_NORMAL);
 	put(s, l, st->focus == TP_REQUESTS ? TA_FOCUS : TA_TITLE, "REQUESTS");
-	put(s, l, TA_HEAD, " %zu in flight, %zu in all (sorted by %s)", open, p ? p->nr_reqs : 0,
-	    sorts[st->req_sort]);
+	put(s, l, TA_HEAD, " %zu in flight, %llu in all (sorted by %s)", open,
+	    p ? (unsigned long long)(p->nr_reqs + p->reqs_summarized) : 0ull, sorts[st->req_sort]);
 	if (!p || !p->nr_reqs) {
 		if (rows && (l = line(s, TA_DIM)))
 			put(s, l, TA_DIM, "  no HTTP requests seen yet");
@@ -450,7 +450,7 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 		const struct model_request *r = &p->reqs[i];
 
 		v[k].r = r;
-		v[k].no = i + 1;
+		v[k].no = p->reqs[i].nth;
 		end = r->done ? r->end_ts : st->now;
 		v[k].latency = end > r->start_ts ? (end - r->start_ts) / 1e9 : 0;
 		v[k].delta = request_delta(m, p, r);
@@ -646,7 +646,8 @@ void top__plain(const struct model *m, const struct findings *fs, const struct t
 						(snprintf(a, sizeof(a), "%.0f", v), a) :
 						B(a, v));
 	if (p && len < size)
-		len += snprintf(buf + len, size - len, " requests %zu", p->nr_reqs);
+		len += snprintf(buf + len, size - len, " requests %llu",
+				(unsigned long long)(p->nr_reqs + p->reqs_summarized));
 	for (i = 0; fs && i < fs->n && len < size; i++)
 		if (fs->v[i].kind != F_STEADY)
 			len += snprintf(buf + len, size - len, "%s%s %s", k++ ? ", " : " | ",

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <uthash.h>
 #include "collect.h"
 #include "procfs.h"
 #include "gpumemtrace.skel.h"
@@ -22,7 +23,9 @@
 #include "unwind.h"
 
 #define MAX_PIDS 4096
-#define STACK_BUCKETS 1024
+/* distinct stacks named a run: past it, new ones go out without a stack,
+ * said once as a probe record */
+#define STACKS_MAX 65536
 #define SCRATCH_SIZE 65536
 #define PENDING_USTACKS 8	      /* threads whose stack slice waits for its record */
 #define MAX_UNWIND 64		      /* frames of a stack unwound by CFI */
@@ -30,11 +33,9 @@
 #define MAP_RSS_TICKS 10	      /* smaps is read every this many intervals, and at the end */
 
 struct stack_entry {
-	__u64 hash;
 	__u32 id;
-	__u16 nr;
-	__u64 *ips;
-	struct stack_entry *next;
+	__u64 *ips; /* the key: nr of them */
+	UT_hash_handle hh;
 };
 
 struct pid_state {
@@ -50,10 +51,11 @@ struct collect {
 	/* GMT_TEST_USTACK_DUMP: the stack slices as they left the kernel, for
 	 * the test that checks what they keep; -1 */
 	int ustack_dump;
-	struct gpulib *gpu; /* NULL when the gpuapi programs did not load */
-	struct nvml *nvml;  /* NULL without an NVIDIA driver */
-	struct stack_entry *stacks[STACK_BUCKETS];
+	struct gpulib *gpu;	    /* NULL when the gpuapi programs did not load */
+	struct nvml *nvml;	    /* NULL without an NVIDIA driver */
+	struct stack_entry *stacks; /* by their ips (uthash) */
 	__u32 next_stack_id;
+	__u64 stacks_unnamed;		 /* past STACKS_MAX */
 	struct pid_state pids[MAX_PIDS]; /* the live targets, for samples */
 	size_t nr_pids;
 	__u64 lost_sent[GMT_SRC_NR];
@@ -125,16 +127,6 @@ static void reset_faults_sent(struct collect *c, __u32 pid)
 
 static void end_faults(struct collect *c, __u32 pid);
 
-static __u64 hash_ips(const __u64 *ips, unsigned int n)
-{
-	__u64 h = 1469598103934665603ull;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ ips[i]) * 1099511628211ull;
-	return h;
-}
-
 /* a frame-pointer walk that reaches code built without them (Python, most
  * release builds) goes on through stack words: the first address in no code
  * mapping ends the stack (JIT frames end it too); its frames up to there */
@@ -176,15 +168,34 @@ static void emit_stack(struct collect *c, __u32 pid, __u32 id, const __u64 *ips,
 	emit(c, &s->hdr);
 }
 
+static void stacks_full(struct collect *c, __u32 pid)
+{
+	struct gmt_probe p;
+
+	event__init(&p.hdr, GMT_EV_PROBE, sizeof(p), event__now_ns(), pid);
+	snprintf(p.name, sizeof(p.name), "stacks");
+	snprintf(p.what, sizeof(p.what), "the code behind allocations and first touches");
+	snprintf(p.reason, sizeof(p.reason),
+		 "%d distinct stacks were named: the tracer's memory is capped, and later new "
+		 "ones go without a stack",
+		 STACKS_MAX);
+	p.status = GMT_PROBE_SKIPPED;
+	emit(c, &p.hdr);
+}
+
 /* the id of this stack, sending its symbolized record the first time */
 static __u32 intern_stack(struct collect *c, __u32 pid, const __u64 *ips, unsigned int n)
 {
-	__u64 h = hash_ips(ips, n);
-	struct stack_entry *s, **b = &c->stacks[h % STACK_BUCKETS];
+	struct stack_entry *s;
 
-	for (s = *b; s; s = s->next)
-		if (s->hash == h && s->nr == n && !memcmp(s->ips, ips, n * sizeof(*ips)))
-			return s->id;
+	HASH_FIND(hh, c->stacks, ips, n * sizeof(*ips), s);
+	if (s)
+		return s->id;
+	if (c->next_stack_id >= STACKS_MAX) {
+		if (!c->stacks_unnamed++)
+			stacks_full(c, pid);
+		return 0;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return 0;
@@ -194,11 +205,8 @@ static __u32 intern_stack(struct collect *c, __u32 pid, const __u64 *ips, unsign
 		return 0;
 	}
 	memcpy(s->ips, ips, n * sizeof(*ips));
-	s->hash = h;
-	s->nr = n;
 	s->id = ++c->next_stack_id;
-	s->next = *b;
-	*b = s;
+	HASH_ADD_KEYPTR(hh, c->stacks, s->ips, n * sizeof(*ips), s);
 	emit_stack(c, pid, s->id, ips, n);
 	return s->id;
 }
@@ -868,15 +876,14 @@ static void start_gpu(struct collect *c)
 
 static void free_stacks(struct collect *c)
 {
-	struct stack_entry *s;
-	int i;
+	struct stack_entry *s, *t;
 
-	for (i = 0; i < STACK_BUCKETS; i++)
-		while ((s = c->stacks[i])) {
-			c->stacks[i] = s->next;
-			free(s->ips);
-			free(s);
-		}
+	HASH_ITER(hh, c->stacks, s, t)
+	{
+		HASH_DEL(c->stacks, s);
+		free(s->ips);
+		free(s);
+	}
 }
 
 int collect__run(struct attach *a, const struct collect_opts *o, char *err, size_t size)

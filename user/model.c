@@ -152,12 +152,10 @@ static struct model_proc *get_proc(struct model *m, __u32 pid, __u64 ts)
 
 const struct model_stack *model__stack(const struct model *m, __u32 id)
 {
-	size_t i;
+	struct model_stack *s;
 
-	for (i = 0; i < m->nr_stacks; i++)
-		if (m->stacks[i].id == id)
-			return &m->stacks[i];
-	return NULL;
+	HASH_FIND(hh, m->by_id, &id, sizeof(id), s);
+	return s;
 }
 
 double model__secs(const struct model *m, __u64 ts)
@@ -579,13 +577,21 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 
 	if (model__stack(m, e->stack_id))
 		return;
+	if (m->nr_stacks >= MODEL_STACKS_MAX) { /* a file can hold any number */
+		m->stacks_dropped++;
+		return;
+	}
 	if (model__grow((void **)&m->stacks, &m->stacks_cap, m->nr_stacks, sizeof(*m->stacks)))
 		return;
-	s = &m->stacks[m->nr_stacks];
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
 	s->id = e->stack_id;
 	s->frames = calloc(e->nr_frames ? e->nr_frames : 1, sizeof(*s->frames));
-	if (!s->frames)
+	if (!s->frames) {
+		free(s);
 		return;
+	}
 	s->nr_frames = e->nr_frames;
 	for (i = 0; i < e->nr_frames; i++) {
 		s->frames[i].ip = e->frames[i].ip;
@@ -595,7 +601,8 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 		s->frames[i].module = strdup(names);
 		names += strlen(names) + 1;
 	}
-	m->nr_stacks++;
+	m->stacks[m->nr_stacks++] = s;
+	HASH_ADD(hh, m->by_id, id, sizeof(s->id), s);
 }
 
 static void on_lost(struct model *m, const struct gmt_lost *e)
@@ -856,7 +863,8 @@ bool model__bounds(const struct model *m, struct model_bounds *b)
 
 	*b = (struct model_bounds){ .procs_summarized = m->procs_summarized,
 				    .procs_summarized_peak = m->procs_summarized_peak,
-				    .pids_reused = m->pids_reused };
+				    .pids_reused = m->pids_reused,
+				    .stacks_dropped = m->stacks_dropped };
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct model_proc *p = m->procs[i];
 
@@ -873,7 +881,7 @@ bool model__bounds(const struct model *m, struct model_bounds *b)
 				count_thinned(&p->gpu->st[j][k].series, b);
 	}
 	return b->maps_summarized || b->series_thinned || b->touches_thinned ||
-	       b->procs_summarized || b->pids_reused || b->reqs_summarized;
+	       b->procs_summarized || b->pids_reused || b->reqs_summarized || b->stacks_dropped;
 }
 
 static void proc_free(struct model_proc *p)
@@ -906,14 +914,16 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	HASH_CLEAR(hh, m->by_pid);
+	HASH_CLEAR(hh, m->by_id);
 	for (i = 0; i < m->nr_procs; i++)
 		proc_free(m->procs[i]);
 	for (i = 0; i < m->nr_stacks; i++) {
-		for (j = 0; j < m->stacks[i].nr_frames; j++) {
-			free(m->stacks[i].frames[j].sym);
-			free(m->stacks[i].frames[j].module);
+		for (j = 0; j < m->stacks[i]->nr_frames; j++) {
+			free(m->stacks[i]->frames[j].sym);
+			free(m->stacks[i]->frames[j].module);
 		}
-		free(m->stacks[i].frames);
+		free(m->stacks[i]->frames);
+		free(m->stacks[i]);
 	}
 	free(m->stacks);
 	free(m->devices);

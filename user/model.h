@@ -27,6 +27,8 @@ struct series_point {
 #define MODEL_PROCS_MAX 4096
 /* requests kept in detail a process (model_req.c) */
 #define MODEL_REQS_MAX 65536
+/* distinct stacks kept (the tracer names at most as many) */
+#define MODEL_STACKS_MAX 65536
 struct series {
 	struct series_point *p;
 	size_t n, cap;
@@ -287,6 +289,7 @@ struct model_stack {
 	__u32 id;
 	unsigned int nr_frames;
 	struct model_frame *frames;
+	UT_hash_handle hh;
 };
 
 struct model {
@@ -306,8 +309,10 @@ struct model {
 	__u64 pids_reused;	   /* processes that took the pid of one before */
 	/* exited processes past MODEL_PROCS_MAX, as a count and their largest */
 	__u64 procs_summarized, procs_summarized_peak;
-	struct model_stack *stacks;
+	struct model_stack **stacks; /* in the order they came */
 	size_t nr_stacks, stacks_cap;
+	struct model_stack *by_id; /* the same, by id (uthash) */
+	__u64 stacks_dropped;	   /* past MODEL_STACKS_MAX */
 
 	struct model_bo *bos; /* every buffer seen, in the order first seen */
 	size_t nr_bos, bos_cap;
@@ -360,6 +365,7 @@ struct model_bounds {
 	__u64 procs_summarized, procs_summarized_peak;
 	__u64 pids_reused;
 	__u64 reqs_summarized;
+	__u64 stacks_dropped;
 };
 /* true when any cap bit */
 bool model__bounds(const struct model *m, struct model_bounds *b);

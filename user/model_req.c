@@ -84,7 +84,7 @@ static void finish(struct model_proc *p, struct model_request *r, __u64 ts, __u1
  * they were given, counted; open ones, and those whose run a sequence may
  * still go on with, stay. The kept ones are as dense early as late, so the
  * verdicts read levels at requests that span the run evenly. */
-static void thin_requests(struct model_proc *p)
+static void thin_pass(struct model_proc *p, __u64 stride)
 {
 	size_t *to = calloc(p->nr_reqs, sizeof(*to)),
 	       *runto = calloc(p->nr_runs + 1, sizeof(*runto));
@@ -104,7 +104,7 @@ static void thin_requests(struct model_proc *p)
 		struct model_request *q = &p->reqs[i];
 		bool keep = to[i] == SIZE_MAX && p->reqs[i].tied;
 
-		if (!keep && q->done && q->tied && q->nth % (2 * p->reqs_stride)) {
+		if (!keep && q->done && q->tied && q->nth % stride) {
 			p->reqs_summarized++;
 			p->reqs_summarized_answered += q->responded;
 			to[i] = 0;
@@ -114,7 +114,6 @@ static void thin_requests(struct model_proc *p)
 		p->reqs[k - 1] = *q;
 	}
 	p->nr_reqs = k;
-	p->reqs_stride *= 2;
 	for (i = k = 0; i < p->nr_runs; i++) {
 		struct model_run *r = &p->runs[i];
 
@@ -141,6 +140,17 @@ out:
 	free(to);
 	free(runto);
 	free(busy);
+}
+
+/* those that came since at the stride there is; if that is not enough, at
+ * twice it: between a quarter and all of MODEL_REQS_MAX stay */
+static void thin_requests(struct model_proc *p)
+{
+	thin_pass(p, p->reqs_stride);
+	if (p->nr_reqs > MODEL_REQS_MAX / 2) {
+		p->reqs_stride *= 2;
+		thin_pass(p, p->reqs_stride);
+	}
 }
 
 void model_req__add(struct model_proc *p, const struct gmt_http *e)

@@ -312,6 +312,9 @@ static void print_bounds(FILE *out, const struct model *m)
 	if (b.touches_thinned)
 		fprintf(out, "  first-touch samples halved %llu times (%d kept a process)\n",
 			(unsigned long long)b.touches_thinned, MODEL_TOUCHES_MAX);
+	if (b.stacks_dropped)
+		fprintf(out, "  %llu stacks past the %d kept went unnamed\n",
+			(unsigned long long)b.stacks_dropped, MODEL_STACKS_MAX);
 	if (b.pids_reused)
 		fprintf(out,
 			"  %llu processes took the pid of an earlier one: each is reported apart\n",

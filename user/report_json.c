@@ -307,6 +307,7 @@ static struct json_object *bounds_json(const struct model *m)
 	add(o, "series_widest_gap_s", json_object_new_double(b.series_gap_ns / 1e9));
 	add(o, "series_points_max", u64(SERIES_MAX));
 	add(o, "first_touches_halved", u64(b.touches_thinned));
+	add(o, "stacks_dropped", u64(b.stacks_dropped));
 	add(o, "pids_reused", u64(b.pids_reused));
 	return o;
 }

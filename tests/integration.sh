@@ -111,6 +111,11 @@ test_many_processes_kept_as_counts() {
 	expect '[ "$(jqr ".processes[0].comm" "$T/r.json")" = workload ] &&
 		[ "$(jqr ".processes[0].pid" "$T/r.json")" = "$(jqr .session.target_pid "$T/r.json")" ]' \
 		"the target first and kept" || return 1
+	# BPF's per-child slots are freed at exit: the last children are seen as
+	# well as the first (each touches 64 KiB)
+	expect '[ "$(jq "[.processes[-100:][] | select(.rss.anon.peak_bytes >= 65536)] | length" \
+		"$T/r.json")" -ge 90 ]' "the last 100 children's memory seen: $(jq -c \
+		"[.processes[-5:][] | .rss.anon]" "$T/r.json")" || return 1
 	"$GMT" replay "$T/t.gmt" >"$T/replay.txt" 2>/dev/null
 	expect 'grep -q "^  $summarized exited processes past the 4096 kept" "$T/replay.txt"' \
 		"the text report says so: $(grep -A3 '^Kept as' "$T/replay.txt")"

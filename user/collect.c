@@ -359,6 +359,12 @@ static int on_ring(void *ctx, void *data, size_t size)
 			remove_pid(c, e->pid);
 			bpf_map_delete_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges),
 					    &e->pid);
+			/* nothing of it is symbolized past its exit */
+			symbolizer__invalidate(c->sym, e->pid);
+			/* its slot for the last RSS sent: 4,096 children would fill
+			 * them, and later ones would send none */
+			bpf_map_delete_elem(bpf_map__fd(attach__skel(c->a)->maps.rss_sent),
+					    &e->pid);
 			if (c->unw)
 				unwinder__forget(c->unw, e->pid);
 		}

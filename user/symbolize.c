@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <uthash.h>
 #include "procfs.h"
 #include "symbolize.h"
 
@@ -21,12 +22,12 @@ struct elf_sym {
 
 /* one ELF file, keyed by device and inode so each process shares it */
 struct elf_file {
-	__u64 dev, ino;
+	__u64 dev, ino;	  /* the key: both, side by side */
 	GElf_Phdr *loads; /* PT_LOAD headers */
 	size_t nr_loads;
 	struct elf_sym *syms; /* functions, sorted by address */
 	size_t nr_syms;
-	struct elf_file *next;
+	UT_hash_handle hh;
 };
 
 struct mapping {
@@ -38,13 +39,13 @@ struct proc_maps {
 	__u32 pid;
 	struct mapping *maps;
 	size_t nr;
-	struct proc_maps *next;
+	UT_hash_handle hh;
 };
 
 struct symbolizer {
-	struct proc_maps *procs;
-	struct elf_file *files;
-	char debug_dir[256]; /* separate debug files, as gdb's debug-file-directory */
+	struct proc_maps *procs; /* by pid (uthash) */
+	struct elf_file *files;	 /* by device and inode (uthash) */
+	char debug_dir[256];	 /* separate debug files, as gdb's debug-file-directory */
 };
 
 struct symbolizer *symbolizer__new(const char *debug_dir)
@@ -72,15 +73,12 @@ static void maps_free(struct proc_maps *pm)
 
 void symbolizer__invalidate(struct symbolizer *s, __u32 pid)
 {
-	struct proc_maps **pp = &s->procs, *pm;
+	struct proc_maps *pm;
 
-	while ((pm = *pp)) {
-		if (pm->pid == pid) {
-			*pp = pm->next;
-			maps_free(pm);
-			return;
-		}
-		pp = &pm->next;
+	HASH_FIND(hh, s->procs, &pid, sizeof(pid), pm);
+	if (pm) {
+		HASH_DEL(s->procs, pm);
+		maps_free(pm);
 	}
 }
 
@@ -110,9 +108,9 @@ static struct proc_maps *load_maps(struct symbolizer *s, __u32 pid)
 	size_t cap = 0;
 	FILE *f;
 
-	for (pm = s->procs; pm; pm = pm->next)
-		if (pm->pid == pid)
-			return pm;
+	HASH_FIND(hh, s->procs, &pid, sizeof(pid), pm);
+	if (pm)
+		return pm;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -138,8 +136,7 @@ static struct proc_maps *load_maps(struct symbolizer *s, __u32 pid)
 		}
 		pm->maps[pm->nr++] = m;
 	}
-	pm->next = s->procs;
-	s->procs = pm;
+	HASH_ADD(hh, s->procs, pid, sizeof(pm->pid), pm);
 out:
 	fclose(f);
 	return pm;
@@ -351,9 +348,11 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 	char path[4200];
 	int fd;
 
-	for (ef = s->files; ef; ef = ef->next)
-		if (ef->dev == m->dev && ef->ino == m->ino)
-			return ef;
+	__u64 key[2] = { m->dev, m->ino };
+
+	HASH_FIND(hh, s->files, key, sizeof(key), ef);
+	if (ef)
+		return ef;
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
@@ -365,8 +364,7 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 		load_elf(s, ef, fd, access(path, F_OK) ? 0 : pid, m->path);
 		close(fd);
 	}
-	ef->next = s->files;
-	s->files = ef;
+	HASH_ADD(hh, s->files, dev, sizeof(key), ef);
 	return ef;
 }
 
@@ -457,7 +455,7 @@ static void keep_unseen(struct proc_maps *pm, struct proc_maps *old)
 
 void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 {
-	struct proc_maps *pm, *old = NULL, **pp;
+	struct proc_maps *pm, *old;
 	char path[64];
 	size_t i;
 
@@ -466,22 +464,17 @@ void symbolizer__refresh(struct symbolizer *s, __u32 pid)
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	if (access(path, R_OK))
 		return;
-	for (pp = &s->procs; *pp; pp = &(*pp)->next)
-		if ((*pp)->pid == pid) {
-			old = *pp;
-			*pp = old->next;
-			break;
-		}
+	HASH_FIND(hh, s->procs, &pid, sizeof(pid), old);
+	if (old)
+		HASH_DEL(s->procs, old);
 	pm = load_maps(s, pid);
 	if (!pm || !pm->nr) {
 		if (pm) { /* read as the process exited: keep what we knew */
-			s->procs = pm->next;
+			HASH_DEL(s->procs, pm);
 			maps_free(pm);
 		}
-		if (old) {
-			old->next = s->procs;
-			s->procs = old;
-		}
+		if (old)
+			HASH_ADD(hh, s->procs, pid, sizeof(old->pid), old);
 		return;
 	}
 	for (i = 0; i < pm->nr; i++)
@@ -578,19 +571,20 @@ int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_re
 
 void symbolizer__free(struct symbolizer *s)
 {
-	struct elf_file *ef;
+	struct elf_file *ef, *et;
+	struct proc_maps *pm, *pt;
 	size_t i;
 
 	if (!s)
 		return;
-	while (s->procs) {
-		struct proc_maps *pm = s->procs;
-
-		s->procs = pm->next;
+	HASH_ITER(hh, s->procs, pm, pt)
+	{
+		HASH_DEL(s->procs, pm);
 		maps_free(pm);
 	}
-	while ((ef = s->files)) {
-		s->files = ef->next;
+	HASH_ITER(hh, s->files, ef, et)
+	{
+		HASH_DEL(s->files, ef);
 		for (i = 0; i < ef->nr_syms; i++)
 			free(ef->syms[i].name);
 		free(ef->syms);

@@ -352,7 +352,8 @@ static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, siz
 			p->ended[n++] = p->ended[i];
 			p->ended[i] = t;
 		}
-	qsort_r(p->ended, n, sizeof(*p->ended), by_end, p->reqs);
+	if (n) /* qsort of no pointer at all is undefined */
+		qsort_r(p->ended, n, sizeof(*p->ended), by_end, p->reqs);
 	for (i = 0; i < n; i++) {
 		q = &p->reqs[p->ended[i]];
 		q->tied = true;
@@ -379,7 +380,8 @@ static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, siz
 			give(q, &p->runs[best - 1]);
 		}
 	}
-	memmove(p->ended, p->ended + n, (p->nr_ended - n) * sizeof(*p->ended));
+	if (n)
+		memmove(p->ended, p->ended + n, (p->nr_ended - n) * sizeof(*p->ended));
 	p->nr_ended -= n;
 	while (p->first_untied < p->nr_reqs && p->reqs[p->first_untied].tied)
 		p->first_untied++;

@@ -242,7 +242,7 @@ test_server_prompt_cache_fills_to_its_limit() {
 	TINY_ARGS=$CACHE_MODEL LLAMA_ARG_CACHE_RAM=40 start_server -np 1 -c 4096 -t 1 -lv 4 ||
 		return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 18 --tokens 4 --spread 0 --words 200 \
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 26 --tokens 4 --spread 0 --words 200 \
 		--stream no >"$T/client.json" || return 1
 	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
 	stop_server

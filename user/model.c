@@ -903,6 +903,7 @@ static void proc_free(struct model_proc *p)
 	free(p->seqs);
 	free(p->runs);
 	free(p->ended);
+	free(p->open);
 	free(p);
 }
 

@@ -110,7 +110,9 @@ struct model_proc {
 	__u64 nvml_dev_used[MODEL_NVML_DEVS]; /* the last of each GPU */
 
 	struct model_request *reqs; /* in arrival order */
-	size_t nr_reqs, reqs_cap, first_open;
+	size_t nr_reqs, reqs_cap;
+	size_t *open; /* requests not ended, by index, in arrival order */
+	size_t nr_open, open_cap;
 	/* ended requests past MODEL_REQS_MAX, every other one, kept as counts */
 	__u64 reqs_summarized, reqs_summarized_answered, runs_summarized;
 	__u64 reqs_stride; /* once thinned, the ended ones kept are every stride-th */

@@ -35,13 +35,15 @@
 #include <string.h>
 #include "model.h"
 
-/* the oldest request on conn that still wants `what` */
+/* the oldest request on conn that still wants `what`, of those open: a
+ * request left open for good costs a scan of the others open, never of
+ * every request after it */
 static struct model_request *oldest(struct model_proc *p, __u64 conn, bool want_response)
 {
 	size_t i;
 
-	for (i = p->first_open; i < p->nr_reqs; i++) {
-		struct model_request *r = &p->reqs[i];
+	for (i = 0; i < p->nr_open; i++) {
+		struct model_request *r = &p->reqs[p->open[i]];
 
 		if (r->conn != conn || r->done)
 			continue;
@@ -51,10 +53,15 @@ static struct model_request *oldest(struct model_proc *p, __u64 conn, bool want_
 	return NULL;
 }
 
-static void advance_open(struct model_proc *p)
+/* the open list without those that ended */
+static void prune_open(struct model_proc *p)
 {
-	while (p->first_open < p->nr_reqs && p->reqs[p->first_open].done)
-		p->first_open++;
+	size_t i, k = 0;
+
+	for (i = 0; i < p->nr_open; i++)
+		if (!p->reqs[p->open[i]].done)
+			p->open[k++] = p->open[i];
+	p->nr_open = k;
 }
 
 static bool decodes_for(const struct model_request *r);
@@ -132,8 +139,9 @@ static void thin_pass(struct model_proc *p, __u64 stride)
 		p->last_batch[i] = runto[p->last_batch[i]];
 	for (i = 0; i < p->nr_ended; i++)
 		p->ended[i] = to[p->ended[i]] - 1; /* never tied: kept */
-	p->first_open = p->first_untied = 0;
-	advance_open(p);
+	for (i = 0; i < p->nr_open; i++)
+		p->open[i] = to[p->open[i]] - 1; /* open: kept */
+	p->first_untied = 0;
 	while (p->first_untied < p->nr_reqs && p->reqs[p->first_untied].tied)
 		p->first_untied++;
 out:
@@ -166,6 +174,9 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		p->reqs_stride += !p->reqs_stride;
 		if (model__grow((void **)&p->reqs, &p->reqs_cap, p->nr_reqs, sizeof(*r)))
 			return;
+		if (model__grow((void **)&p->open, &p->open_cap, p->nr_open, sizeof(*p->open)))
+			return;
+		p->open[p->nr_open++] = p->nr_reqs;
 		r = &p->reqs[p->nr_reqs++];
 		memset(r, 0, sizeof(*r));
 		r->seq = -1;
@@ -191,17 +202,17 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		r->bytes_in = e->bytes_in;
 		r->bytes_out = e->bytes_out;
 		finish(p, r, e->hdr.ts_ns, e->end);
-		advance_open(p);
+		prune_open(p);
 		break;
 	case GMT_HTTP_TLS:
 		p->tls_conns++;
 		break;
 	case GMT_HTTP_CLOSE:
 		p->http_conns_closed++;
-		for (i = p->first_open; i < p->nr_reqs; i++)
-			if (p->reqs[i].conn == e->conn && !p->reqs[i].done)
-				finish(p, &p->reqs[i], e->hdr.ts_ns, GMT_HTTP_END_CLOSE);
-		advance_open(p);
+		for (i = 0; i < p->nr_open; i++)
+			if (p->reqs[p->open[i]].conn == e->conn && !p->reqs[p->open[i]].done)
+				finish(p, &p->reqs[p->open[i]], e->hdr.ts_ns, GMT_HTTP_END_CLOSE);
+		prune_open(p);
 		break;
 	}
 }
@@ -397,8 +408,8 @@ static void decode_unsplit(struct model_proc *p, const struct gmt_decode *e)
 {
 	size_t i;
 
-	for (i = p->first_open; i < p->nr_reqs; i++) {
-		struct model_request *r = &p->reqs[i];
+	for (i = 0; i < p->nr_open; i++) {
+		struct model_request *r = &p->reqs[p->open[i]];
 
 		if (r->done || r->start_ts > e->hdr.ts_ns)
 			continue;
@@ -501,10 +512,12 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 	}
 	if (e->kind == GMT_DEC_IMAGE) {
 		/* for the requests in flight whose prompt is not done yet */
-		for (i = p->first_open; i < p->nr_reqs; i++)
-			if (!p->reqs[i].done && p->reqs[i].start_ts <= start &&
-			    !p->reqs[i].prompt_done)
-				p->reqs[i].image_ns += e->dur_ns;
+		for (i = 0; i < p->nr_open; i++) {
+			struct model_request *r = &p->reqs[p->open[i]];
+
+			if (!r->done && r->start_ts <= start && !r->prompt_done)
+				r->image_ns += e->dur_ns;
+		}
 		return;
 	}
 	if (e->kind != GMT_DEC_DECODE && e->kind != GMT_DEC_ENCODE)

@@ -109,27 +109,28 @@ test_server_vulkan_on_lavapipe() {
 	need_lavapipe
 	local n got want
 	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
-	mkfifo "$T/server.fifo"
-	GMT_READY="tracing" start_tracer --json -- env GGML_VK_VISIBLE_DEVICES=0 \
-		GGML_VK_MEMORY_LOGGER=1 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 \
-		--port 0 --metrics --no-warmup -np 2 -c 2048 -ngl 99 -t 1 || return 1
-	# the server's output shares the tracer's standard error: wait for its port there
+	# the server's log goes to a file of its own: on the tracer's standard
+	# error, its lines (written a piece at a time) interleave with the tracer's
+	GMT_READY="tracing" start_tracer --json -- sh -c 'exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
+		env GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 "$LLAMA_DIR/llama-server" \
+		-m "$T/tiny.gguf" --host 127.0.0.1 --port 0 --metrics --no-warmup -np 2 -c 2048 \
+		-ngl 99 -t 1 || return 1
 	for ((n = 0; n < 1200; n++)); do
-		PORT=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$T/gmt.err") && break
+		PORT=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$T/server.log") && break
 		read -r -t 0.1 <> <(:) || true
 	done
-	expect '[ -n "$PORT" ]' "llama-server listens: $(tail -3 "$T/gmt.err")" || return 1
+	expect '[ -n "$PORT" ]' "llama-server listens: $(tail -3 "$T/server.log")" || return 1
 	SERVER_PID=$(grep -oP 'tracing pid \K[0-9]+' "$T/gmt.err" | head -1)
 	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 2 --tokens 12 \
 		--spread 4 >"$T/client.json" || return 1
 	kill -TERM "$SERVER_PID"
 	wait_tracer || return 1
 	compare || return 1
-	want=$(grep -c '^ggml_vulkan memory: Vulkan0: +' "$T/gmt.err")
+	want=$(grep -c '^ggml_vulkan memory: Vulkan0: +' "$T/server.log")
 	got=$(jqr '[.processes[0].gpu.by_kind[] | select(.api == "Vulkan") | .allocs] | add' "$T/gmt.out")
 	expect '[ "$want" -ge 3 ] && [ "$got" = "$want" ]' \
 		"one vkAllocateMemory per buffer llama.cpp logged: $got seen, $want logged" || return 1
-	want=$(grep -oP '^ggml_vulkan memory: Vulkan0: \+\K[0-9.]+ [KMG]?i?B' "$T/gmt.err" |
+	want=$(grep -oP '^ggml_vulkan memory: Vulkan0: \+\K[0-9.]+ [KMG]?i?B' "$T/server.log" |
 		while read -r v u; do to_bytes "$v" "$u"; done | awk '{ s += $1 } END { print s }')
 	got=$(jqr '[.processes[0].gpu.by_kind[] | select(.api == "Vulkan") | .alloc_bytes] | add' "$T/gmt.out")
 	expect 'awk -v a="$got" -v w="$want" "BEGIN { d = a - w; exit !(d < 0.01 * w && -d < 0.01 * w) }"' \

@@ -10,9 +10,11 @@ are not UTF-8, which the server answers with 500). Prints JSON: each request
 as the client saw it and what the server said of it (its `timings`), and
 the server's /metrics at the end.
 
-The clock: the request is sent right after the time is read (a blocking
-send), and the answer's first and last bytes are timed by the kernel as
-they arrive (SO_TIMESTAMPNS), so the client's own scheduling adds nothing.
+The clock: the kernel times the request as it leaves (SO_TIMESTAMPING, read
+back from the error queue) and the answer's first and last bytes as they
+arrive (SO_TIMESTAMPNS), so the client's own scheduling adds nothing: with
+four client threads, Python's lock alone can hold one for its 5 ms switch
+interval between reading a clock and sending.
 
   client.py PORT [--clients N] [--requests N] [--tokens N] [--spread N]
                  [--words N] [--gap MS] [--paths a,b] [--stream yes|no|both]
@@ -28,6 +30,9 @@ import threading
 import time
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
+# SOF_TIMESTAMPING_TX_SOFTWARE | _SOFTWARE | _OPT_TSONLY (linux/net_tstamp.h)
+TX_STAMPS = (1 << 1) | (1 << 4) | (1 << 11)
 VOCAB = ["red", "blue", "cat", "sun", "river", "stone", "north", "glass", "seven", "tree"]
 
 
@@ -109,7 +114,23 @@ def connect(port):
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, TX_STAMPS)
     return s
+
+
+def sent_ms(s):
+    """when the kernel sent the request: the first send timestamp waiting on
+    the socket's error queue (the answer has come, so it is there)"""
+    first = None
+    while True:
+        try:
+            _, anc, _, _ = s.recvmsg(0, 512, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return first
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING and first is None:
+                sec, nsec = struct.unpack("qq", data[:16])
+                first = sec * 1e3 + nsec / 1e6
 
 
 def exchange(s, k, path, stream, keep, opt):
@@ -120,7 +141,8 @@ def exchange(s, k, path, stream, keep, opt):
             "\r\n\r\n").encode()
     r = {"k": k, "path": path, "stream": stream, "keep_alive": keep, "n_predict": n}
     buf = b""
-    r["start_ms"] = time.time_ns() / 1e6
+    sent_ms(s)  # what an earlier request on this connection left
+    user_ms = time.time_ns() / 1e6
     s.sendall(head + data)
     while True:
         d, anc, _, _ = s.recvmsg(65536, 256)
@@ -128,11 +150,15 @@ def exchange(s, k, path, stream, keep, opt):
             raise Closed(not buf)
         t = kernel_ms(anc)
         if not buf:
-            r["ttfb_ms"] = t - r["start_ms"]
+            first = t
         buf += d
         done = complete(buf)
         if done:
             break
+    kernel = sent_ms(s)
+    r["start_ms"] = kernel or user_ms
+    r["start_clock"] = "kernel" if kernel else "user"
+    r["ttfb_ms"] = first - r["start_ms"]
     r["end_ms"] = t
     r["latency_ms"] = t - r["start_ms"]
     h, text = done[0], done[1].decode("utf-8", "replace")
@@ -160,6 +186,7 @@ def client(c, opt, out):
             s = kept if reused else connect(opt.port)
             try:
                 r, close = exchange(s, k, path, stream, keep, opt)
+                r["fresh"] = not reused
                 break
             except Closed as e:
                 # llama-server closes a kept connection after an event

@@ -13,12 +13,13 @@ USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o \
-	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o $(OUTPUT)/user/top.o $(OUTPUT)/user/unwind.o,$(USER_OBJS))
+	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o $(OUTPUT)/user/top.o $(OUTPUT)/user/unwind.o \
+	$(OUTPUT)/user/metrics.o $(OUTPUT)/user/perfetto.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
-LIBS := -lbpf -ldw -lelf -ljson-c -liberty -lncursesw -ltinfo -lzstd -llzma -lbz2 -lz -lm
+INCLUDES := -I$(OUTPUT) -I$(OUTPUT)/proto -Ibpf -Iuser
+LIBS := -levent_extra -levent_pthreads -levent_core -lprotobuf-c -lbpf -ldw -lelf -ljson-c -liberty -lncursesw -ltinfo -lzstd -llzma -lbz2 -lz -lm
 # one binary to copy to another host or into a VM
 LDFLAGS += -static
 
@@ -65,7 +66,18 @@ $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/u
 
 $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o: $(OUTPUT)/gpumemtrace.skel.h
 
-gpumemtrace: $(USER_OBJS)
+# Perfetto's messages (proto/perfetto.proto), encoded by protobuf-c
+$(OUTPUT)/proto/perfetto.pb-c.c $(OUTPUT)/proto/perfetto.pb-c.h &: proto/perfetto.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto --c_out=$(OUTPUT)/proto $<
+
+$(OUTPUT)/proto/perfetto.pb-c.o: $(OUTPUT)/proto/perfetto.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -c $< -o $@
+
+$(OUTPUT)/user/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
+
+gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
 

@@ -39,6 +39,7 @@ enum gmt_type {
 	GMT_EV_MAP_RSS = 26,	/* user: resident bytes of anonymous mappings (smaps) */
 	GMT_EV_USTACK = 27,	/* registers and a slice of the user stack, to unwind */
 	GMT_EV_TOUCH = 28,	/* a sampled first touch of anonymous memory */
+	GMT_EV_CGROUP = 29,	/* user: the process's cgroup (v2), at attach */
 	GMT_EV_MAX,
 };
 
@@ -66,6 +67,7 @@ struct gmt_hdr {
 
 #define GMT_SESSION_FOLLOW 0x1
 #define GMT_SESSION_ALL_BOS 0x2 /* -a */
+#define GMT_SESSION_WATCH 0x4	/* --watch: every GPU process, found as they come */
 
 struct gmt_session {
 	struct gmt_hdr hdr;
@@ -105,6 +107,14 @@ struct gmt_proc {
 	char exe[GMT_PATH_LEN];
 	__u16 cmdline_len;
 	char cmdline[];
+};
+
+/* The process's cgroup v2 path ("/system.slice/llama.service"), as
+ * /proc/PID/cgroup gives it at attach: where a container's processes are
+ * told apart. "/" for none. */
+struct gmt_cgroup {
+	struct gmt_hdr hdr;
+	char path[GMT_PATH_LEN];
 };
 
 /* The variables of the target's environment that set how llama.cpp uses

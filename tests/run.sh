@@ -49,7 +49,8 @@ run_unit "$ROOT/.output/tests/unit-asan" asan_
 if [ -n "${GMT_TEST_FILES:-}" ]; then
 	read -r -a files <<<"$GMT_TEST_FILES"
 else
-	files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh")
+	files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh"
+		"$ROOT/tests/export.sh")
 fi
 export GMT_TEST_FILES="${files[*]}"
 limit=${GMT_TEST_TIMEOUT:-240}

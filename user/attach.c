@@ -375,17 +375,19 @@ int attach__check_privileges(char *msg, size_t size)
 	struct __user_cap_data_struct data[2] = {};
 	__u64 eff;
 
-	if (!geteuid())
+	bool admin;
+
+	/* root's capabilities, not its uid: a root held to a bounding set (a
+	 * systemd unit, a container) may lack them; CAP_SYS_ADMIN holds both */
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() ? -EPERM : 0;
+	eff = (__u64)data[1].effective << 32 | data[0].effective;
+	admin = eff >> CAP_SYS_ADMIN & 1;
+	if ((admin || (eff >> CAP_BPF & 1)) && (admin || (eff >> CAP_PERFMON & 1)))
 		return 0;
-	if (!syscall(SYS_capget, &hdr, data)) {
-		eff = (__u64)data[1].effective << 32 | data[0].effective;
-		if ((eff >> CAP_BPF & 1) && (eff >> CAP_PERFMON & 1))
-			return 0;
-	}
-	snprintf(
-		msg, size,
-		"tracing needs root, or the CAP_BPF and CAP_PERFMON capabilities: run it with sudo "
-		"(replaying a trace file needs neither)");
+	snprintf(msg, size,
+		 "tracing needs the CAP_BPF and CAP_PERFMON capabilities (or CAP_SYS_ADMIN), "
+		 "which root has: run it with sudo (replaying a trace file needs none)");
 	return -EPERM;
 }
 
@@ -723,7 +725,8 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 		return -errno;
 	a->skel->rodata->targ_tgid = a->pid;
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
-	a->skel->rodata->follow_forks = o->follow_forks;
+	/* --watch: the targets are the map's, which also takes their children */
+	a->skel->rodata->follow_forks = o->follow_forks || o->watch;
 	a->skel->rodata->all_bos = o->all_bos;
 	/* stack slices for unwinding by CFI, where frame pointers stop short:
 	 * whole in a process started here, until its first request; after
@@ -780,8 +783,7 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
 	} else {
 		a->pid = o->pid;
 	}
-	a->pidfd = syscall(SYS_pidfd_open, a->pid, 0);
-	if (a->pidfd < 0) {
+	if (!o->watch && (a->pidfd = syscall(SYS_pidfd_open, a->pid, 0)) < 0) {
 		snprintf(err, size, "no process with pid %d", a->pid);
 		goto fail;
 	}

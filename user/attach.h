@@ -14,7 +14,8 @@ struct gmt_bpf;
 
 struct attach_opts {
 	pid_t pid;   /* trace this process, or */
-	char **argv; /* start this command, traced from its first instruction */
+	char **argv; /* start this command, traced from its first instruction, or */
+	bool watch;  /* none yet: the collector adds them (--watch) */
 	bool follow_forks;
 	bool all_bos; /* -a: kernel GPU buffers of every process */
 	unsigned int ringbuf_mb;

@@ -21,6 +21,7 @@
 #include "gpulib.h"
 #include "nvml.h"
 #include "unwind.h"
+#include "watch.h"
 
 #define MAX_PIDS 4096
 /* distinct stacks named a run: past it, new ones go out without a stack,
@@ -56,6 +57,7 @@ struct collect {
 	struct stack_entry *stacks; /* by their ips (uthash) */
 	__u32 next_stack_id;
 	__u64 stacks_unnamed;		 /* past STACKS_MAX */
+	struct watch *watch;		 /* --watch: which processes to trace */
 	struct pid_state pids[MAX_PIDS]; /* the live targets, for samples */
 	size_t nr_pids;
 	__u64 lost_sent[GMT_SRC_NR];
@@ -355,6 +357,8 @@ static int on_ring(void *ctx, void *data, size_t size)
 		break;
 	case GMT_EV_EXIT:
 		if (((const struct gmt_exit *)e)->group_dead) {
+			if (c->watch)
+				watch__forget(c->watch, e->pid); /* its pid may come back */
 			end_faults(c, e->pid); /* its last counts, before its exit */
 			remove_pid(c, e->pid);
 			bpf_map_delete_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges),
@@ -636,10 +640,9 @@ static void emit_session(struct collect *c)
 	emit(c, &s->hdr);
 }
 
-static void emit_proc(struct collect *c, bool spawned)
+static void emit_proc(struct collect *c, __u32 pid, bool spawned)
 {
 	struct gmt_proc *p = (struct gmt_proc *)c->scratch;
-	__u32 pid = attach__target(c->a);
 	char cmdline[4096], status[4096];
 	const char *pp;
 	ssize_t n;
@@ -677,8 +680,26 @@ static void emit_proc(struct collect *c, bool spawned)
 	emit(c, &p->hdr);
 }
 
+/* the cgroup v2 line of /proc/PID/cgroup ("0::/path"); a command we start
+ * is in ours */
+static void emit_cgroup(struct collect *c, __u32 pid)
+{
+	struct gmt_cgroup *g = (struct gmt_cgroup *)c->scratch;
+	char buf[4096], *line;
+
+	procfs__read(pid, "cgroup", buf, sizeof(buf));
+	for (line = buf; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, "0::", 3))
+			break;
+	if (!line)
+		return;
+	event__init(&g->hdr, GMT_EV_CGROUP, sizeof(*g), event__now_ns(), pid);
+	snprintf(g->path, sizeof(g->path), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+	emit(c, &g->hdr);
+}
+
 /* the target's memory settings from its environment: ours when we start it */
-static void emit_proc_env(struct collect *c, bool spawned)
+static void emit_proc_env(struct collect *c, __u32 pid, bool spawned)
 {
 	struct gmt_proc_env *e = (struct gmt_proc_env *)c->scratch;
 	char env[16384], vars[4096];
@@ -691,11 +712,10 @@ static void emit_proc_env(struct collect *c, bool spawned)
 		if (n > sizeof(env))
 			n = sizeof(env);
 	} else {
-		n = procfs__read_raw(attach__target(c->a), "environ", env, sizeof(env));
+		n = procfs__read_raw(pid, "environ", env, sizeof(env));
 	}
 	n = procfs__settings(env, n, vars, sizeof(vars));
-	event__init(&e->hdr, GMT_EV_PROC_ENV, round8(sizeof(*e) + n), event__now_ns(),
-		    attach__target(c->a));
+	event__init(&e->hdr, GMT_EV_PROC_ENV, round8(sizeof(*e) + n), event__now_ns(), pid);
 	memcpy(e->vars, vars, n);
 	e->vars_len = n;
 	emit(c, &e->hdr);
@@ -798,6 +818,49 @@ static void scan_gpu_libs(struct collect *c)
 		gpulib__scan(c->gpu, c->pids[i].pid);
 }
 
+/* --watch: a process found to trace joins the targets (BPF's map, which
+ * also follows its children), with what -p learns of its target */
+static void watch_pid(struct collect *c, __u32 pid)
+{
+	int fd = bpf_map__fd(attach__skel(c->a)->maps.targets);
+	char comm[32];
+	__u32 one = 1;
+
+	if (c->nr_pids >= MAX_PIDS ||
+	    (bpf_map_update_elem(fd, &pid, &one, BPF_NOEXIST) && errno != EEXIST))
+		return;
+	add_pid(c, pid);
+	emit_rss_baseline(c, pid);
+	emit_proc(c, pid, false);
+	emit_cgroup(c, pid);
+	emit_proc_env(c, pid, false);
+	symbolizer__refresh(c->sym, pid);
+	push_code(c, pid);
+	if (attach__redacts(c->a))
+		unwinder__prepare(c->unw, pid);
+	if (c->gpu)
+		gpulib__scan(c->gpu, pid);
+	if (!c->o->quiet) {
+		procfs__read(pid, "comm", comm, sizeof(comm));
+		comm[strcspn(comm, "\n")] = 0;
+		fprintf(stderr, "gpumemtrace: tracing pid %u (%s)\n", pid, comm);
+	}
+}
+
+static void discover(struct collect *c)
+{
+	__u32 pids[64];
+	size_t i, n;
+
+	if (!c->watch)
+		return;
+	do {
+		n = watch__scan(c->watch, event__now_ns(), pids, 64);
+		for (i = 0; i < n; i++)
+			watch_pid(c, pids[i]);
+	} while (n == 64);
+}
+
 static __u64 secs_ns(double s)
 {
 	return s * 1e9;
@@ -839,6 +902,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 			return GMT_END_DURATION;
 		if (now >= next_tick) {
 			ring_buffer__consume(c->rb);
+			discover(c);
 			scan_gpu_libs(c);
 			emit_samples(c);
 			emit_faults(c);
@@ -859,7 +923,7 @@ static void start_gpu(struct collect *c)
 {
 	struct gpulib_opts go = {
 		.pid = attach__target(c->a),
-		.all_pids = c->o->session_flags & GMT_SESSION_FOLLOW,
+		.all_pids = c->o->session_flags & (GMT_SESSION_FOLLOW | GMT_SESSION_WATCH),
 		.quiet = c->o->quiet,
 		.enter = attach__skel(c->a)->progs.gpu_enter,
 		.ret = attach__skel(c->a)->progs.gpu_return,
@@ -920,8 +984,10 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		ret = -EIO;
 		goto out;
 	}
-	add_pid(c, attach__target(a));
-	push_code(c, attach__target(a));
+	if (!o->watch) {
+		add_pid(c, attach__target(a));
+		push_code(c, attach__target(a));
+	}
 	emit_session(c);
 	for (i = 0; i < nr_probes; i++) {
 		p = probes[i];
@@ -931,17 +997,25 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	}
 	/* the baseline first: the process's timeline starts at its first record;
 	 * a started command has nothing to sample before its exec */
-	if (!o->spawned)
-		emit_rss_baseline(c, attach__target(a));
-	emit_proc(c, o->spawned);
-	emit_proc_env(c, o->spawned);
-	if (!o->spawned) {
-		symbolizer__refresh(c->sym, attach__target(a));
-		if (attach__redacts(a))
-			unwinder__prepare(c->unw, attach__target(a));
+	if (!o->watch) {
+		if (!o->spawned)
+			emit_rss_baseline(c, attach__target(a));
+		emit_proc(c, attach__target(a), o->spawned);
+		emit_cgroup(c, attach__target(a));
+		emit_proc_env(c, attach__target(a), o->spawned);
+		if (!o->spawned) {
+			symbolizer__refresh(c->sym, attach__target(a));
+			if (attach__redacts(a))
+				unwinder__prepare(c->unw, attach__target(a));
+		}
+	} else if (!(c->watch = watch__new(o->comms, o->nr_comms, getpid()))) {
+		snprintf(err, size, "out of memory");
+		ret = -ENOMEM;
+		goto out;
 	}
 	if (attach__gpu_ready(a))
 		start_gpu(c);
+	discover(c);
 	start_nvml(c);
 	ep = make_epoll(c, &sigfd);
 	if (ep < 0) {
@@ -955,8 +1029,11 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		emit_end(c, GMT_END_ERROR);
 		goto out;
 	}
-	if (!o->quiet)
+	if (!o->quiet && !o->watch)
 		fprintf(stderr, "gpumemtrace: tracing pid %d; Ctrl-C to stop\n", attach__target(a));
+	else if (!o->quiet)
+		fprintf(stderr, "gpumemtrace: watching for GPU processes%s; Ctrl-C to stop\n",
+			o->nr_comms ? " and those named with --comm" : "");
 	reason = loop(c, ep, sigfd);
 	if (reason == GMT_END_TARGET_EXIT && !o->quiet)
 		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",
@@ -983,6 +1060,7 @@ out:
 	for (i = 0; i < PENDING_USTACKS; i++)
 		free(c->pending[i]);
 	free_stacks(c);
+	watch__free(c->watch);
 	free(c);
 	return ret;
 }

@@ -24,9 +24,14 @@ struct collect_opts {
 	bool (*ui)(void *ctx, __u64 now);
 	bool quiet;
 	const char *debug_dir; /* separate debug files; NULL: /usr/lib/debug */
+	/* --watch: every GPU process, and those named comms[] */
+	bool watch;
+	const char *const *comms;
+	size_t nr_comms;
 };
 
-/* runs until the target exits, SIGINT/SIGTERM or the duration; the stream
+/* runs until the target exits (never with --watch), SIGINT/SIGTERM or the
+ * duration; the stream
  * always ends with an END record. 0, or -errno with `err` set. */
 int collect__run(struct attach *a, const struct collect_opts *o, char *err, size_t size);
 

@@ -121,6 +121,9 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "areas", a);
 		break;
 	}
+	case GMT_EV_CGROUP:
+		add(o, "path", strn(((const struct gmt_cgroup *)e)->path, GMT_PATH_LEN));
+		break;
 	case GMT_EV_PROC_ENV: {
 		const struct gmt_proc_env *v = (const void *)e;
 		struct json_object *a = json_object_new_array();

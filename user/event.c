@@ -38,6 +38,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
 	[GMT_EV_USTACK] = { "ustack", offsetof(struct gmt_ustack, data) },
 	[GMT_EV_TOUCH] = { "touch", sizeof(struct gmt_touch) },
+	[GMT_EV_CGROUP] = { "cgroup", sizeof(struct gmt_cgroup) },
 };
 
 const char *event__type_name(unsigned int type)

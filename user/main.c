@@ -16,6 +16,8 @@
 #include "collect.h"
 #include "fmt.h"
 #include "dump.h"
+#include "metrics.h"
+#include "perfetto.h"
 #include "model.h"
 #include "procfs.h"
 #include "report.h"
@@ -31,8 +33,11 @@ struct args {
 	const char *output;
 	const char *input;
 	const char *debug_dir;
+	const char *metrics, *metrics_file, *perfetto;
 	double duration, interval;
-	bool json, verbose, quiet, follow, events, all_bos, no_tui, live;
+	bool json, verbose, quiet, follow, events, all_bos, no_tui, live, watch;
+	const char *comms[16];
+	size_t nr_comms;
 	unsigned int ringbuf_mb;
 	double speed;
 	long long touch_bytes; /* -1: the default */
@@ -50,12 +55,16 @@ static const char doc[] =
 	"      start CMD and trace it from its first instruction\n"
 	"  gpumemtrace record -o FILE [OPTIONS] (-p PID | -- CMD [ARGS...])\n"
 	"      the same, and save the events to FILE for a bug report\n"
+	"  gpumemtrace --watch [--comm NAME]... [--metrics ADDR] [-o FILE]\n"
+	"      every GPU process on the host as it comes and goes: a service\n"
 	"  gpumemtrace replay [--json] FILE\n"
 	"      the report from a recording, on any machine, without root\n"
 	"  gpumemtrace replay --events FILE\n"
 	"      the recorded events themselves, one JSON object per line\n"
 	"  gpumemtrace replay --live [--speed N] FILE\n"
 	"      play a recording through the live view, N times as fast\n"
+	"  gpumemtrace replay --perfetto OUT FILE\n"
+	"      the recording as a Perfetto trace, for ui.perfetto.dev\n"
 	"\n"
 	"On a terminal, tracing shows a live view, as top does: memory by where\n"
 	"it lives, requests, evictions and failures, and the verdicts so far\n"
@@ -75,6 +84,8 @@ static const char doc[] =
 	"  sudo gpumemtrace -p $(pidof llama-server)\n"
 	"  sudo gpumemtrace --duration 60 --json -p 4242 > report.json\n"
 	"  sudo gpumemtrace record -o leak.gmt -- ./llama-server -m model.gguf\n"
+	"  sudo gpumemtrace --metrics 9464 -q -p $(pidof llama-server)\n"
+	"  sudo gpumemtrace --watch --metrics 9464 -q --no-tui\n"
 	"  gpumemtrace replay leak.gmt\n"
 	"\n"
 	"OPTIONS:";
@@ -88,6 +99,11 @@ enum {
 	OPT_LIVE,
 	OPT_SPEED,
 	OPT_TOUCH,
+	OPT_METRICS,
+	OPT_METRICS_FILE,
+	OPT_PERFETTO,
+	OPT_WATCH,
+	OPT_COMM,
 };
 
 #define TOUCH_DEFAULT (1ll << 20)
@@ -95,6 +111,12 @@ enum {
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
 	{ "follow-forks", 'f', NULL, 0, "Also trace child processes the target starts", 0 },
+	{ "watch", OPT_WATCH, NULL, 0,
+	  "Trace every process that maps a GPU library or device, as it appears, until stopped: "
+	  "a service (with --metrics, -o)",
+	  0 },
+	{ "comm", OPT_COMM, "NAME", 0,
+	  "--watch: also trace processes named NAME (as ps shows it; repeat for more)", 0 },
 	{ "system-wide", 'a', NULL, 0,
 	  "Kernel GPU buffers of every process, not only the target's: who evicted whom", 0 },
 	{ "output", 'o', "FILE", 0, "Record the events to FILE (mode 0600) as well", 0 },
@@ -113,9 +135,21 @@ static const struct argp_option options[] = {
 	  "Take the stack of about one in SIZE bytes of anonymous memory the target touches "
 	  "first (default 1M; K, M, G suffixes; 0: none): what made the host heap grow",
 	  0 },
+	{ "metrics", OPT_METRICS, "ADDR", 0,
+	  "Serve Prometheus metrics on GET /metrics at ADDR: PORT (on 127.0.0.1), IP:PORT or "
+	  "[IPv6]:PORT (port 0: any free one, which it prints); renewed each interval",
+	  0 },
+	{ "metrics-file", OPT_METRICS_FILE, "PATH", 0,
+	  "Write the same metrics to PATH each interval, atomically (node_exporter's textfile "
+	  "collector: a .prom file in its directory)",
+	  0 },
 	{ "no-tui", OPT_NO_TUI, NULL, 0,
 	  "No full-screen view on a terminal: a plain line each interval instead", 0 },
 	{ "live", OPT_LIVE, NULL, 0, "replay: play the recording through the live view", 0 },
+	{ "perfetto", OPT_PERFETTO, "OUT", 0,
+	  "replay: write the recording to OUT as a Perfetto trace (ui.perfetto.dev opens it) "
+	  "instead of the report",
+	  0 },
 	{ "speed", OPT_SPEED, "N", 0, "replay --live: N times as fast as recorded (default 1)", 0 },
 	{ "quiet", 'q', NULL, 0, "No progress messages or periodic lines on standard error", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf's debug log and the verifier's output", 0 },
@@ -210,11 +244,34 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_TOUCH:
 		a->touch_bytes = parse_size(arg, "--touch-sample", state);
 		break;
+	case OPT_WATCH:
+		a->watch = true;
+		break;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) > 15)
+			argp_error(state, "--comm takes a process name of 1 to 15 bytes");
+		if (a->nr_comms == sizeof(a->comms) / sizeof(a->comms[0]))
+			argp_error(state, "at most 16 --comm");
+		a->comms[a->nr_comms++] = arg;
+		break;
+	case OPT_METRICS:
+		a->metrics = arg;
+		break;
+	case OPT_METRICS_FILE:
+		if (!*arg)
+			argp_error(state, "--metrics-file needs a PATH");
+		a->metrics_file = arg;
+		break;
 	case OPT_NO_TUI:
 		a->no_tui = true;
 		break;
 	case OPT_LIVE:
 		a->live = true;
+		break;
+	case OPT_PERFETTO:
+		if (!*arg)
+			argp_error(state, "--perfetto needs a file to write");
+		a->perfetto = arg;
 		break;
 	case OPT_SPEED:
 		a->speed = parse_secs(arg, "--speed", state);
@@ -240,20 +297,27 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (a->mode == MODE_REPLAY) {
 			if (!a->input)
 				argp_error(state, "replay needs a FILE");
-			if (a->pid || a->argv || a->output)
+			if (a->pid || a->argv || a->output || a->metrics || a->metrics_file)
 				argp_error(state,
-					   "replay takes only FILE, --json, --events, --live "
-					   "and --speed");
+					   "replay takes only FILE, --json, --events, --live, "
+					   "--speed and --perfetto");
 			if (a->live && a->events)
 				argp_error(state, "--live and --events do not go together");
+			if (a->perfetto && (a->live || a->events || a->json))
+				argp_error(state, "--perfetto writes OUT instead of a report: it "
+						  "goes with none of --live, --events, --json");
 			if (a->speed && !a->live)
 				argp_error(state, "--speed goes with --live");
 			break;
 		}
-		if (!a->pid == !a->argv)
-			argp_error(state, "give either -p PID or -- CMD [ARGS...]");
-		if (a->live || a->speed)
-			argp_error(state, "--live and --speed are for replay");
+		if (a->watch && (a->pid || a->argv || a->follow))
+			argp_error(state, "--watch finds its processes: no -p, -f or command");
+		if (a->nr_comms && !a->watch)
+			argp_error(state, "--comm goes with --watch");
+		if (!a->watch && !a->pid == !a->argv)
+			argp_error(state, "give either -p PID, -- CMD [ARGS...] or --watch");
+		if (a->live || a->speed || a->perfetto)
+			argp_error(state, "--live, --speed and --perfetto are for replay");
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
 		break;
@@ -270,6 +334,7 @@ struct pipeline {
 	const char *output;
 	bool write_failed;
 	struct top *top;
+	struct metrics *metrics;
 };
 
 static void pipeline_sink(void *ctx, const struct gmt_hdr *e)
@@ -285,8 +350,12 @@ static void pipeline_tick(void *ctx, __u64 now)
 {
 	struct pipeline *p = ctx;
 
+	char err[512];
+
 	if (p->writer && !p->write_failed && tracefile__tick(p->writer, now))
 		p->write_failed = true;
+	if (!metrics__update(p->metrics, p->model, now, false, err, sizeof(err)))
+		fprintf(stderr, "gpumemtrace: %s\n", err);
 }
 
 static bool pipeline_ui(void *ctx, __u64 now)
@@ -390,6 +459,38 @@ static void live_sink(void *ctx, const struct gmt_hdr *e)
 	}
 }
 
+/* replay --perfetto: the events into the writer, which keeps its own model */
+static int export_perfetto(const struct args *a, struct replay_result *r)
+{
+	struct perfetto *p;
+	char err[512];
+	size_t n, i;
+	int rc, e;
+
+	p = perfetto__open(a->perfetto, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		return 1;
+	}
+	rc = tracefile__replay(a->input, perfetto__event, p, r);
+	e = perfetto__finish(p, &n);
+	if (rc) {
+		fprintf(stderr, "gpumemtrace: %s\n", r->error);
+		return 1;
+	}
+	for (i = 0; i < r->nr_notes; i++)
+		fprintf(stderr, "gpumemtrace: %s: %s\n", a->input, r->notes[i]);
+	if (e) {
+		fprintf(stderr, "gpumemtrace: writing %s failed: %s\n", a->perfetto, strerror(-e));
+		return 1;
+	}
+	if (!a->quiet)
+		fprintf(stderr,
+			"gpumemtrace: wrote %zu packets to %s; open it at https://ui.perfetto.dev\n",
+			n, a->perfetto);
+	return 0;
+}
+
 static int replay(const struct args *a)
 {
 	struct model *m = model__new();
@@ -400,6 +501,10 @@ static int replay(const struct args *a)
 
 	if (!m || !r) {
 		fprintf(stderr, "gpumemtrace: out of memory\n");
+		goto out;
+	}
+	if (a->perfetto) {
+		ret = export_perfetto(a, r);
 		goto out;
 	}
 	if (a->live) {
@@ -446,6 +551,15 @@ static void join_args(char **argv, char *buf, size_t size)
 
 static void target_cmdline(const struct args *a, char *buf, size_t size)
 {
+	size_t i, n = 0;
+
+	buf[0] = 0;
+	if (a->watch) {
+		for (i = 0; i < a->nr_comms && n < size; i++)
+			n += snprintf(buf + n, size - n, "%s%s", i ? ", " : "; and named ",
+				      a->comms[i]);
+		return;
+	}
 	if (a->argv)
 		join_args(a->argv, buf, size);
 	else
@@ -491,6 +605,7 @@ static int trace(const struct args *a)
 {
 	struct attach_opts ao = { .pid = a->pid,
 				  .argv = a->argv,
+				  .watch = a->watch,
 				  .follow_forks = a->follow,
 				  .all_bos = a->all_bos,
 				  .ringbuf_mb = a->ringbuf_mb,
@@ -502,7 +617,11 @@ static int trace(const struct args *a)
 		.interval_s = a->interval,
 		.duration_s = a->duration,
 		.session_flags = (a->follow ? GMT_SESSION_FOLLOW : 0) |
-				 (a->all_bos ? GMT_SESSION_ALL_BOS : 0),
+				 (a->all_bos ? GMT_SESSION_ALL_BOS : 0) |
+				 (a->watch ? GMT_SESSION_WATCH : 0),
+		.watch = a->watch,
+		.comms = a->comms,
+		.nr_comms = a->nr_comms,
 		.spawned = a->argv != NULL,
 		.sink = pipeline_sink,
 		.ctx = &p,
@@ -531,6 +650,15 @@ static int trace(const struct args *a)
 	/* before the target starts: a bad path fails fast */
 	if (a->output && !(p.writer = open_output(a, cmdline)))
 		goto out;
+	if ((a->metrics || a->metrics_file) &&
+	    !(p.metrics =
+		      metrics__new(a->metrics, a->metrics_file, a->interval, err, sizeof(err)))) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		goto out;
+	}
+	if (p.metrics && a->metrics && !a->quiet)
+		fprintf(stderr, "gpumemtrace: metrics at http://%s/metrics\n",
+			metrics__address(p.metrics));
 	at = attach__new(&ao, err, sizeof(err));
 	if (!at) {
 		fprintf(stderr, "gpumemtrace: %s\n", err);
@@ -555,6 +683,8 @@ static int trace(const struct args *a)
 	}
 	top__end(p.top);
 	p.top = NULL;
+	if (!metrics__update(p.metrics, p.model, event__now_ns(), true, err, sizeof(err)))
+		fprintf(stderr, "gpumemtrace: %s\n", err);
 	print_report(p.model, a, NULL);
 	fflush(stdout);
 	ret = 0;
@@ -568,6 +698,9 @@ out:
 	else if (a->output && !a->quiet && !ret)
 		fprintf(stderr, "gpumemtrace: recorded to %s; replay with: gpumemtrace replay %s\n",
 			a->output, a->output);
+	/* before the probes, which take seconds to go: a restarted tracer finds
+	 * its port free */
+	metrics__free(p.metrics);
 	attach__free(at);
 	model__free(p.model);
 	return ret;

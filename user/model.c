@@ -315,6 +315,7 @@ static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork
 	c->followed = true;
 	copy_str(c->comm, sizeof(c->comm), e->comm, sizeof(e->comm));
 	memcpy(c->exe, p->exe, sizeof(c->exe));
+	memcpy(c->cgroup, p->cgroup, sizeof(c->cgroup)); /* a child starts in its parent's */
 }
 
 static void on_proc_exit(struct model_proc *p, const struct gmt_exit *e)
@@ -333,6 +334,7 @@ static void on_sample(struct model_proc *p, const struct gmt_sample *e)
 {
 	__u64 rss = e->kb[GMT_S_VMRSS] << 10;
 
+	model_req__idle(p, e->hdr.ts_ns);
 	if (!p->nr_samples++)
 		p->first_sample = *e;
 	p->last_sample = *e;
@@ -708,6 +710,10 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_PROC_ENV:
 		on_proc_env(p, (const void *)e);
 		break;
+	case GMT_EV_CGROUP:
+		copy_str(p->cgroup, sizeof(p->cgroup), ((const struct gmt_cgroup *)e)->path,
+			 GMT_PATH_LEN);
+		break;
 	case GMT_EV_MAP_RSS:
 		on_map_rss(p, (const void *)e);
 		break;
@@ -899,6 +905,7 @@ static void proc_free(struct model_proc *p)
 	model_gpu__free(p->gpu);
 	model_drm__free(p->drm);
 	free(p->reqs);
+	free(p->reqs_folded);
 	free(p->env);
 	free(p->seqs);
 	free(p->runs);

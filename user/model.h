@@ -55,11 +55,34 @@ struct model_touch {
 #define MODEL_TOUCHES_MAX 65536
 #define MODEL_MAPS_MAX 65536 /* then every other one goes, the rest count double */
 
+/* Requests summed, for counters that only go up (the Prometheus export):
+ * each request once it has ended, its tokens and rate once it is tied to
+ * its work. Those thinned away are folded into the process's;
+ * model_req__totals adds the kept ones. */
+#define MODEL_REQ_PATHS 16 /* model_req_paths; the last, "other" */
+#define MODEL_REQ_CODES 6  /* 1xx to 5xx, then no answer */
+#define MODEL_LATENCY_BUCKETS 14
+#define MODEL_RATE_BUCKETS 12
+struct model_req_totals {
+	__u64 requests[MODEL_REQ_PATHS][MODEL_REQ_CODES];
+	/* answered ones; a histogram's buckets, each not cumulative, and a last
+	 * one past the largest bound */
+	__u64 latency[MODEL_LATENCY_BUCKETS + 1], latency_count;
+	double latency_sum; /* seconds */
+	__u64 rate[MODEL_RATE_BUCKETS + 1], rate_count;
+	double rate_sum; /* tokens per second */
+	__u64 prompt_tokens, generated_tokens;
+};
+extern const char *const model_req_paths[MODEL_REQ_PATHS];
+extern const double model_req_latency_le[MODEL_LATENCY_BUCKETS]; /* seconds */
+extern const double model_req_rate_le[MODEL_RATE_BUCKETS];	 /* tokens per second */
+
 struct model_proc {
 	UT_hash_handle hh; /* in model.by_pid */
 	__u32 pid, ppid;
 	char comm[GMT_COMM_LEN];
 	char exe[GMT_PATH_LEN];
+	char cgroup[GMT_PATH_LEN]; /* "" when not told; "/" the root */
 	char *cmdline;
 	char *env; /* "NAME=value\0"...: the settings of gmt_proc_env */
 	size_t env_len;
@@ -109,7 +132,8 @@ struct model_proc {
 	struct series nvml_used;	      /* NVML: device memory, all GPUs */
 	__u64 nvml_dev_used[MODEL_NVML_DEVS]; /* the last of each GPU */
 
-	struct model_request *reqs; /* in arrival order */
+	struct model_request *reqs;	      /* in arrival order */
+	struct model_req_totals *reqs_folded; /* of those thinned away; NULL: none yet */
 	size_t nr_reqs, reqs_cap;
 	size_t *open; /* requests not ended, by index, in arrival order */
 	size_t nr_open, open_cap;
@@ -129,6 +153,7 @@ struct model_proc {
 	size_t nr_runs, runs_cap;
 	size_t last_batch[GMT_DECODE_SEQS], nr_last_batch; /* runs in the last decode (1 + index) */
 	__u32 last_decode_tid;
+	__u64 last_decode_ts;	  /* the end of its last decode or synchronize */
 	bool batch_seqs;	  /* decodes carried their tokens by sequence */
 	__u64 merged_seq_decodes; /* more sequences in a batch than were told apart */
 };
@@ -397,6 +422,10 @@ __u64 model_req__generated(const struct model_request *r);
 double model_req__tokens_per_s(const struct model_request *r);
 /* ties the requests ended by `now` to their runs: at the end of a trace */
 void model_req__flush(struct model_proc *p, __u64 now);
+/* every request of p counted so far, into t (zeroed first) */
+void model_req__totals(const struct model_proc *p, struct model_req_totals *t);
+/* ties the requests ended when p has not decoded for a second (model_req.c) */
+void model_req__idle(struct model_proc *p, __u64 now);
 /* tokens decoded for no request: warm-up, or before tracing began */
 __u64 model_req__untied_tokens(const struct model_proc *p);
 void model_drm__free(struct model_drm *d);

@@ -86,6 +86,82 @@ static void finish(struct model_proc *p, struct model_request *r, __u64 ts, __u1
 		p->ended[p->nr_ended++] = r - p->reqs;
 }
 
+const char *const model_req_paths[MODEL_REQ_PATHS] = {
+	"/completion",
+	"/completions",
+	"/v1/completions",
+	"/chat/completions",
+	"/v1/chat/completions",
+	"/embedding",
+	"/embeddings",
+	"/v1/embeddings",
+	"/infill",
+	"/rerank",
+	"/v1/rerank",
+	"/tokenize",
+	"/detokenize",
+	"/health",
+	"/metrics",
+	"other",
+};
+const double model_req_latency_le[MODEL_LATENCY_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1,
+							     0.25,  0.5,  1,	 2.5,  5,
+							     10,    30,	  60,	 300 };
+const double model_req_rate_le[MODEL_RATE_BUCKETS] = { 1,   2,	 5,   10,   20,	  50,
+						       100, 200, 500, 1000, 2000, 5000 };
+
+static size_t bucket(const double *le, size_t n, double v)
+{
+	size_t i = 0;
+
+	while (i < n && !(v <= le[i]))
+		i++;
+	return i;
+}
+
+/* a request ended counts, with its latency; its tokens and rate once tied */
+static void total(struct model_req_totals *t, const struct model_request *r)
+{
+	size_t path = MODEL_REQ_PATHS - 1, code = MODEL_REQ_CODES - 1, i;
+	double lat, rate;
+
+	for (i = 0; i + 1 < MODEL_REQ_PATHS; i++)
+		if (!strncmp(r->path, model_req_paths[i], sizeof(r->path)))
+			path = i;
+	if (r->responded && r->status >= 100 && r->status < 600)
+		code = r->status / 100 - 1;
+	t->requests[path][code]++;
+	if (r->responded && r->end_ts >= r->start_ts) {
+		lat = (r->end_ts - r->start_ts) / 1e9;
+		t->latency[bucket(model_req_latency_le, MODEL_LATENCY_BUCKETS, lat)]++;
+		t->latency_count++;
+		t->latency_sum += lat;
+	}
+	if (!r->tied)
+		return;
+	rate = model_req__tokens_per_s(r);
+	if (rate > 0 && isfinite(rate)) {
+		t->rate[bucket(model_req_rate_le, MODEL_RATE_BUCKETS, rate)]++;
+		t->rate_count++;
+		t->rate_sum += rate;
+	}
+	t->prompt_tokens += r->t.prompt_tokens;
+	t->generated_tokens += model_req__generated(r);
+}
+
+void model_req__totals(const struct model_proc *p, struct model_req_totals *t)
+{
+	size_t i;
+
+	if (p->reqs_folded)
+		*t = *p->reqs_folded;
+	else
+		memset(t, 0, sizeof(*t));
+	for (i = 0; i < p->nr_reqs; i++)
+		if (p->reqs[i].done)
+			total(t, &p->reqs[i]);
+}
+
 /* At MODEL_REQS_MAX requests the stride doubles: of those ended and tied,
  * only every stride-th (by arrival) stays, and the rest go with the runs
  * they were given, counted; open ones, and those whose run a sequence may
@@ -112,6 +188,10 @@ static void thin_pass(struct model_proc *p, __u64 stride)
 		bool keep = to[i] == SIZE_MAX && p->reqs[i].tied;
 
 		if (!keep && q->done && q->tied && q->nth % stride) {
+			if (!p->reqs_folded)
+				p->reqs_folded = calloc(1, sizeof(*p->reqs_folded));
+			if (p->reqs_folded)
+				total(p->reqs_folded, q);
 			p->reqs_summarized++;
 			p->reqs_summarized_answered += q->responded;
 			to[i] = 0;
@@ -403,6 +483,16 @@ void model_req__flush(struct model_proc *p, __u64 now)
 	tie_ended(p, now, NULL, 0);
 }
 
+/* llama-server decodes without a pause while it generates: a second with no
+ * decode means the last one's runs have ended, and the requests ended since
+ * are tied now, not at the next request's first decode (their tokens count
+ * in the metrics while the server is idle) */
+void model_req__idle(struct model_proc *p, __u64 now)
+{
+	if (p->nr_ended && p->last_decode_ts && now >= p->last_decode_ts + 1000000000ull)
+		tie_ended(p, now, NULL, 0);
+}
+
 /* a recording without sequences: the call counts for every request in flight */
 static void decode_unsplit(struct model_proc *p, const struct gmt_decode *e)
 {
@@ -497,6 +587,8 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
 	size_t i, n = nr_seqs(e);
 
+	if (e->kind != GMT_DEC_IMAGE)
+		p->last_decode_ts = e->hdr.ts_ns;
 	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
 		p->decodes += e->kind == GMT_DEC_DECODE;
 		p->decodes_before_requests += e->kind == GMT_DEC_DECODE && !p->nr_reqs;

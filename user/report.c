@@ -19,7 +19,12 @@ static void print_header(FILE *out, const struct model *m)
 		fprintf(out, "  (the recording has no session record: its start is missing)\n");
 		return;
 	}
-	fprintf(out, "  target   pid %u: %s\n", m->target_pid, m->cmdline ? m->cmdline : "?");
+	if (m->flags & GMT_SESSION_WATCH)
+		fprintf(out, "  target   every GPU process (--watch)%s\n",
+			m->cmdline && *m->cmdline ? m->cmdline : "");
+	else
+		fprintf(out, "  target   pid %u: %s\n", m->target_pid,
+			m->cmdline ? m->cmdline : "?");
 	fprintf(out, "  host     %s (%s), kernel %s\n", m->host, m->arch, m->kernel);
 	fprintf(out, "  started  %s\n", fmt_utc(when, sizeof(when), m->start_realtime_ns));
 	fprintf(out, "  traced   %.2f s, %s; samples every %.2f s%s\n", model__duration_ns(m) / 1e9,

@@ -18,5 +18,8 @@ struct report_opts {
 
 void report__text(FILE *out, const struct model *m, const struct report_opts *opts);
 int report__json(FILE *out, const struct model *m, const struct report_opts *opts);
+struct findings;
+/* the Prometheus text format: the processes still running (report_prom.c) */
+void report__prometheus(FILE *out, const struct model *m, const struct findings *fs);
 
 #endif

@@ -24,6 +24,7 @@ static struct json_object *session_json(const struct model *m)
 	add(o, "duration_s", num(model__duration_ns(m) / 1e9));
 	add(o, "interval_s", num(m->interval_ms / 1e3));
 	add(o, "follow_forks", json_object_new_boolean(m->flags & GMT_SESSION_FOLLOW));
+	add(o, "watch", json_object_new_boolean(m->flags & GMT_SESSION_WATCH));
 	add(o, "end_reason", str(end_reason_key(m->end_reason)));
 	return o;
 }
@@ -251,6 +252,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "ppid", u64(p->ppid));
 	add(o, "comm", str(p->comm));
 	add(o, "exe", str(p->exe));
+	add(o, "cgroup", p->cgroup[0] ? str(p->cgroup) : NULL);
 	add(o, "cmdline", str(p->cmdline));
 	add(o, "followed", json_object_new_boolean(p->followed));
 	add(o, "exited", json_object_new_boolean(p->exited));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* libFuzzer over what reads a trace file, which travels in bug reports and
  * is untrusted: the reader (header, blocks, zlib, record validation), the
- * model fed every record, the verdicts, both reports, and the event printer
- * of `replay --events`. An input that starts with the file magic is a trace
+ * model fed every record, the verdicts, the reports (text, JSON, Prometheus),
+ * and the event printer of `replay --events`. An input that starts with the file magic is a trace
  * file; any other is taken as the records of one decompressed block, so that
  * mutations reach the records past the compression and the CRCs. Built by
  * `make .output/tests/fuzz-replay` (clang's -fsanitize=fuzzer,address,
@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dump.h"
 #include "model.h"
+#include "findings.h"
 #include "report.h"
 #include "tracefile.h"
 
@@ -43,6 +44,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct dump d = { .out = null_out() };
 	struct model *m = model__new();
 	struct replay_result res;
+	struct findings *fs;
 
 	if (!m)
 		abort();
@@ -51,6 +53,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		o.nr_notes = res.nr_notes;
 		report__text(d.out, m, &o);
 		report__json(d.out, m, &o);
+		fs = findings__build(m);
+		report__prometheus(d.out, m, fs);
+		findings__free(fs);
 	}
 	model__free(m);
 	replay(data, size, dump__event, &d, &res);

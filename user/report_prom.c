@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The Prometheus text format (version 0.0.4): each traced process's memory
+ * by category, GPU API and kernel buffer figures, requests, tokens and the
+ * verdicts, labelled by pid, comm and cgroup. Only processes still running
+ * are in it. Labels stay few: paths from a short list, status classes,
+ * no request ids. README.md's "Running on many hosts" lists the metrics. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "categories.h"
+#include "findings.h"
+#include "gpufuncs.h"
+#include "report.h"
+#include "report_data.h"
+
+#define EVICTORS_MAX 8
+
+/* a label value: printable ASCII, with \, " and newlines escaped */
+static void label(FILE *out, const char *name, const char *v, size_t max)
+{
+	size_t i;
+
+	fprintf(out, "%s=\"", name);
+	for (i = 0; i < max && v[i]; i++) {
+		unsigned char c = v[i];
+
+		if (c == '\\' || c == '"')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else
+			fputc(c >= 0x20 && c < 0x7f ? c : '?', out);
+	}
+	fputc('"', out);
+}
+
+static void proc_labels(FILE *out, const struct model_proc *p)
+{
+	fprintf(out, "pid=\"%u\",", p->pid);
+	label(out, "comm", p->comm, sizeof(p->comm));
+	if (p->cgroup[0] && strcmp(p->cgroup, "/")) {
+		fputc(',', out);
+		label(out, "cgroup", p->cgroup, sizeof(p->cgroup));
+	}
+}
+
+static void head(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP gpumemtrace_%s %s\n# TYPE gpumemtrace_%s %s\n", name, help, name,
+		type);
+}
+
+static void value(FILE *out, double v)
+{
+	if (isnan(v))
+		fputs(" NaN\n", out);
+	else
+		fprintf(out, " %.17g\n", v);
+}
+
+/* a sample of a per-process metric: name{pid,comm,cgroup[,extra]} v */
+static void sample(FILE *out, const char *name, const struct model_proc *p, const char *extra,
+		   double v)
+{
+	fprintf(out, "gpumemtrace_%s{", name);
+	proc_labels(out, p);
+	if (extra && *extra)
+		fprintf(out, ",%s", extra);
+	fputc('}', out);
+	value(out, v);
+}
+
+static void memory(FILE *out, const struct model *m, struct model_proc **live, size_t n)
+{
+	struct category cats[CAT_MAX];
+	char extra[64];
+	size_t i, k, nc;
+	double v;
+
+	head(out, "memory_bytes", "gauge",
+	     "Memory of a traced process by where it lives (category: host_anon, vulkan_device, "
+	     "bo_vram, nvml_device, ...), at the last sample.");
+	for (i = 0; i < n; i++) {
+		nc = categories__list(m, live[i], cats, CAT_MAX);
+		for (k = 0; k < nc; k++) {
+			if (cats[k].cls == CAT_COUNT || !category__level(&cats[k], m->last_ts, &v))
+				continue;
+			snprintf(extra, sizeof(extra), "category=\"%.31s\"", cats[k].name);
+			sample(out, "memory_bytes", live[i], extra, v);
+		}
+	}
+}
+
+static void gpu(FILE *out, struct model_proc **live, size_t n)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} metrics[] = {
+		{ "gpu_live_bytes", "gauge", "Bytes a GPU API holds allocated, by API and kind." },
+		{ "gpu_live_allocations", "gauge",
+		  "Allocations a GPU API holds, by API and kind." },
+		{ "gpu_allocations_total", "counter", "GPU API allocation calls that succeeded." },
+		{ "gpu_allocated_bytes_total", "counter", "Bytes of GPU API allocations." },
+		{ "gpu_allocation_failures_total", "counter",
+		  "GPU API allocation calls that failed." },
+	};
+	char extra[96];
+	unsigned int a, k;
+	size_t i, j;
+
+	for (j = 0; j < sizeof(metrics) / sizeof(metrics[0]); j++) {
+		head(out, metrics[j].name, metrics[j].type, metrics[j].help);
+		for (i = 0; i < n; i++) {
+			const struct model_gpu *g = live[i]->gpu;
+
+			if (!g)
+				continue;
+			for (a = 0; a < GMT_API_NR; a++)
+				for (k = 0; k < GMT_GK_NR; k++) {
+					const struct model_gpu_stat *st = &g->st[a][k];
+					double v[] = { st->live_bytes, st->live, st->allocs,
+						       st->alloc_bytes, st->failed };
+
+					if (!st->allocs && !st->failed)
+						continue;
+					snprintf(extra, sizeof(extra), "api=\"%s\",kind=\"%s\"",
+						 gpufuncs__api_name(a), gpufuncs__kind_name(k));
+					sample(out, metrics[j].name, live[i], extra, v[j]);
+				}
+		}
+	}
+}
+
+static const struct model_bo_owner *bo_owner(const struct model *m, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == pid)
+			return &m->bo_owners[i];
+	return NULL;
+}
+
+/* evictions of p's buffers by the evictor's name, the first EVICTORS_MAX
+ * names and "other" */
+static void evictions(FILE *out, const struct model *m, const struct model_proc *p)
+{
+	char names[EVICTORS_MAX + 1][GMT_COMM_LEN] = {}, extra[64 + 4 * GMT_COMM_LEN];
+	__u64 counts[EVICTORS_MAX + 1] = {};
+	size_t i, k, nn = 0;
+
+	for (i = 0; i < m->nr_evictions; i++) {
+		const struct model_eviction *e = &m->evictions[i];
+
+		if (e->owner != p->pid)
+			continue;
+		for (k = 0; k < nn && strncmp(names[k], e->evictor_comm, GMT_COMM_LEN); k++)
+			;
+		if (k == nn && nn < EVICTORS_MAX)
+			memcpy(names[nn++], e->evictor_comm, GMT_COMM_LEN);
+		else if (k == nn)
+			k = EVICTORS_MAX;
+		counts[k]++;
+	}
+	for (k = 0; k <= EVICTORS_MAX; k++) {
+		FILE *f;
+
+		if (!counts[k])
+			continue;
+		f = fmemopen(extra, sizeof(extra), "w");
+		if (!f)
+			continue;
+		names[k][GMT_COMM_LEN - 1] = 0;
+		label(f, "evictor", k < EVICTORS_MAX ? names[k] : "other", GMT_COMM_LEN);
+		fclose(f);
+		sample(out, "kernel_buffer_evictions_total", p, extra, counts[k]);
+	}
+}
+
+static void kernel_buffers(FILE *out, const struct model *m, struct model_proc **live, size_t n)
+{
+	static const char *const places[] = {
+		[BO_SYSTEM] = "system", [BO_GTT] = "gtt", [BO_VRAM] = "vram"
+	};
+	char extra[48];
+	size_t i, k;
+
+	head(out, "kernel_buffer_bytes", "gauge",
+	     "Bytes of the process's kernel GPU buffers (TTM) by placement: vram, gtt, system.");
+	for (i = 0; i < n; i++) {
+		const struct model_bo_owner *o = bo_owner(m, live[i]->pid);
+
+		for (k = 0; o && k < BO_OTHER; k++) {
+			snprintf(extra, sizeof(extra), "placement=\"%s\"", places[k]);
+			sample(out, "kernel_buffer_bytes", live[i], extra, o->bytes[k]);
+		}
+	}
+	head(out, "kernel_buffer_evictions_total", "counter",
+	     "Moves of the process's kernel GPU buffers out of VRAM, by the evicting process's "
+	     "name.");
+	for (i = 0; i < n; i++)
+		evictions(out, m, live[i]);
+}
+
+static void histogram(FILE *out, const char *name, const struct model_proc *p, const double *le,
+		      const __u64 *counts, size_t nb, __u64 count, double sum)
+{
+	char extra[48];
+	__u64 cum = 0;
+	size_t b;
+
+	for (b = 0; b < nb; b++) {
+		cum += counts[b];
+		snprintf(extra, sizeof(extra), "le=\"%g\"", le[b]);
+		fprintf(out, "gpumemtrace_%s_bucket{", name);
+		proc_labels(out, p);
+		fprintf(out, ",%s} %llu\n", extra, (unsigned long long)cum);
+	}
+	fprintf(out, "gpumemtrace_%s_bucket{", name);
+	proc_labels(out, p);
+	fprintf(out, ",le=\"+Inf\"} %llu\n", (unsigned long long)count);
+	fprintf(out, "gpumemtrace_%s_sum{", name);
+	proc_labels(out, p);
+	fputc('}', out);
+	value(out, sum);
+	fprintf(out, "gpumemtrace_%s_count{", name);
+	proc_labels(out, p);
+	fprintf(out, "} %llu\n", (unsigned long long)count);
+}
+
+static void requests(FILE *out, struct model_proc **live, size_t n)
+{
+	static const char *const codes[MODEL_REQ_CODES] = { "1xx", "2xx", "3xx",
+							    "4xx", "5xx", "none" };
+	struct model_req_totals *t = calloc(n ? n : 1, sizeof(*t));
+	char extra[96];
+	size_t i, k, c;
+
+	if (!t)
+		return;
+	for (i = 0; i < n; i++)
+		model_req__totals(live[i], &t[i]);
+	head(out, "http_requests_total", "counter",
+	     "HTTP requests the process served, by path (a short list, else \"other\") and status "
+	     "class (\"none\": closed unanswered).");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < MODEL_REQ_PATHS; k++)
+			for (c = 0; c < MODEL_REQ_CODES; c++) {
+				if (!t[i].requests[k][c])
+					continue;
+				snprintf(extra, sizeof(extra), "path=\"%s\",code=\"%s\"",
+					 model_req_paths[k], codes[c]);
+				sample(out, "http_requests_total", live[i], extra,
+				       t[i].requests[k][c]);
+			}
+	head(out, "http_request_duration_seconds", "histogram",
+	     "Time from the server's first read of a request to its answer's last byte.");
+	for (i = 0; i < n; i++)
+		if (t[i].latency_count)
+			histogram(out, "http_request_duration_seconds", live[i],
+				  model_req_latency_le, t[i].latency, MODEL_LATENCY_BUCKETS,
+				  t[i].latency_count, t[i].latency_sum);
+	head(out, "decode_tokens_per_second", "histogram",
+	     "Each request's generation rate, as llama-server's own predicted_per_second.");
+	for (i = 0; i < n; i++)
+		if (t[i].rate_count)
+			histogram(out, "decode_tokens_per_second", live[i], model_req_rate_le,
+				  t[i].rate, MODEL_RATE_BUCKETS, t[i].rate_count, t[i].rate_sum);
+	head(out, "tokens_total", "counter",
+	     "Tokens of the requests served: prompt tokens evaluated, tokens generated.");
+	for (i = 0; i < n; i++) {
+		if (!live[i]->nr_reqs && !live[i]->reqs_folded)
+			continue;
+		sample(out, "tokens_total", live[i], "kind=\"prompt\"", t[i].prompt_tokens);
+		sample(out, "tokens_total", live[i], "kind=\"generated\"", t[i].generated_tokens);
+	}
+	free(t);
+}
+
+static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct findings *fs)
+{
+	char extra[160];
+	size_t i, j, k;
+
+	head(out, "verdict", "gauge",
+	     "1 for each verdict standing on a category of the process (verdict: leak, "
+	     "bounded_cache, growing, alloc_failure, eviction_slowdown, steady, ...).");
+	for (i = 0; fs && i < n; i++)
+		for (j = 0; j < fs->n; j++) {
+			const struct finding *f = &fs->v[j];
+
+			if (f->pid != live[i]->pid)
+				continue;
+			/* the same verdict twice on a category is one series */
+			for (k = 0; k < j; k++)
+				if (fs->v[k].pid == f->pid && fs->v[k].kind == f->kind &&
+				    !strcmp(fs->v[k].category, f->category))
+					break;
+			if (k < j)
+				continue;
+			snprintf(extra, sizeof(extra), "category=\"%s\",verdict=\"%s\"",
+				 f->category, findings__kind_name(f->kind));
+			sample(out, "verdict", live[i], extra, 1);
+		}
+}
+
+void report__prometheus(FILE *out, const struct model *m, const struct findings *fs)
+{
+	struct model_proc **live = calloc(m->nr_procs ? m->nr_procs : 1, sizeof(*live));
+	size_t i, n = 0;
+
+	if (!live)
+		return;
+	for (i = 0; i < m->nr_procs; i++)
+		if (!m->procs[i]->exited)
+			live[n++] = m->procs[i];
+	head(out, "info", "gauge", "The tracer's version and the kernel it runs on.");
+	fputs("gpumemtrace_info{", out);
+	label(out, "version", m->tool_version, sizeof(m->tool_version));
+	fputc(',', out);
+	label(out, "kernel", m->kernel, sizeof(m->kernel));
+	fputs("} 1\n", out);
+	head(out, "traced_seconds", "gauge", "How long the tracer has traced.");
+	fprintf(out, "gpumemtrace_traced_seconds %.3f\n", model__duration_ns(m) / 1e9);
+	head(out, "processes", "gauge", "Processes traced and still running.");
+	fprintf(out, "gpumemtrace_processes %zu\n", n);
+	head(out, "lost_events_total", "counter",
+	     "Events the kernel could not pass on (its ring buffer was full), by source.");
+	for (i = 0; i < GMT_SRC_NR; i++)
+		fprintf(out, "gpumemtrace_lost_events_total{source=\"%s\"} %llu\n", source_names[i],
+			(unsigned long long)m->lost[i]);
+	memory(out, m, live, n);
+	gpu(out, live, n);
+	kernel_buffers(out, m, live, n);
+	requests(out, live, n);
+	head(out, "llama_decode_calls_total", "counter",
+	     "llama.cpp's llama_decode calls, as llama-server's llamacpp:n_decode_total counts "
+	     "them (and the calls before its first request).");
+	for (i = 0; i < n; i++)
+		if (live[i]->decodes)
+			sample(out, "llama_decode_calls_total", live[i], NULL, live[i]->decodes);
+	verdicts(out, live, n, fs);
+	free(live);
+}

@@ -115,9 +115,11 @@ $(OUTPUT)/tests/unit-asan: tests/unit.c bench/series.c $(patsubst $(OUTPUT)/user
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) \
+		user/perfetto.c $(OUTPUT)/proto/perfetto.pb-c.c \
 		$(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -lelf -ljson-c -liberty -lz -lm -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \
+		-lelf -ljson-c -liberty -lz -lm -o $@
 
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests

@@ -2,7 +2,7 @@
 /* libFuzzer over what reads a trace file, which travels in bug reports and
  * is untrusted: the reader (header, blocks, zlib, record validation), the
  * model fed every record, the verdicts, the reports (text, JSON, Prometheus),
- * and the event printer of `replay --events`. An input that starts with the file magic is a trace
+ * the event printer of `replay --events` and the Perfetto writer. An input that starts with the file magic is a trace
  * file; any other is taken as the records of one decompressed block, so that
  * mutations reach the records past the compression and the CRCs. Built by
  * `make .output/tests/fuzz-replay` (clang's -fsanitize=fuzzer,address,
@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dump.h"
 #include "model.h"
+#include "perfetto.h"
 #include "findings.h"
 #include "report.h"
 #include "tracefile.h"
@@ -45,6 +46,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct model *m = model__new();
 	struct replay_result res;
 	struct findings *fs;
+	struct perfetto *pf;
+	size_t packets;
+	char err[256];
 
 	if (!m)
 		abort();
@@ -59,5 +63,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	model__free(m);
 	replay(data, size, dump__event, &d, &res);
+	/* replay --perfetto, into nothing */
+	pf = perfetto__open("/dev/null", err, sizeof(err));
+	if (!pf)
+		abort();
+	replay(data, size, perfetto__event, pf, &res);
+	perfetto__finish(pf, &packets);
 	return 0;
 }

@@ -373,6 +373,16 @@ static void instants(struct perfetto *p, const struct model *m, const struct mod
 		event(p, f->ts, proc_uuid(i), PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT,
 		      name, ns.ptr, ns.n);
 	}
+	if (pr->reqs_summarized) {
+		struct notes ns = {};
+
+		/* past MODEL_REQS_MAX the model keeps an even share of them */
+		snprintf(name, sizeof(name), "%zu requests shown, %llu more kept as counts only",
+			 pr->nr_reqs, (unsigned long long)pr->reqs_summarized);
+		note_u64(&ns, "requests_not_shown", pr->reqs_summarized);
+		event(p, m->last_ts, proc_uuid(i),
+		      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT, name, ns.ptr, ns.n);
+	}
 	if (pr->exited) {
 		if (pr->exit_code & 0x7f)
 			snprintf(name, sizeof(name), "killed by signal %d", pr->exit_code & 0x7f);

@@ -4,7 +4,9 @@
  * process gets a track with a counter track per memory category; each HTTP
  * connection a track under it, with a slice per request; each decoding
  * thread its track, with a slice per llama.cpp decode call; evictions,
- * allocation failures and exits are instants on the process's track. */
+ * allocation failures and exits are instants on the process's track.
+ * Past 65,536 requests a process (MODEL_REQS_MAX) the model keeps an even
+ * share of them, and an instant says how many more there were. */
 #ifndef GMT_PERFETTO_H
 #define GMT_PERFETTO_H
 

@@ -5,18 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <uthash.h>
 #include "procfs.h"
 #include "watch.h"
 
-/* a process's mappings are looked at each scan while it is younger than
- * this, then once a minute */
+/* a process's name and mappings are looked at each scan while it is
+ * younger than this (by its start time), then once a minute */
 #define YOUNG_NS (30ull * 1000000000ull)
 #define FULL_NS (60ull * 1000000000ull)
 
 struct seen {
 	__u32 pid;
-	__u64 first_ns; /* when it was first seen */
+	__s64 young_until; /* our clock's time when it is YOUNG_NS old */
 	bool chosen;
 	bool live; /* seen in the last scan */
 	UT_hash_handle hh;
@@ -63,6 +65,31 @@ static bool name_matches(const struct watch *w, __u32 pid)
 		if (!strncmp(comm, w->comms[i], 15) && comm[0])
 			return true;
 	return false;
+}
+
+/* how long ago pid started (/proc/PID/stat's starttime, since boot) */
+static __s64 age_ns(__u32 pid)
+{
+	char stat[1024], *p;
+	unsigned long long start = 0;
+	struct timespec boot;
+	int i;
+
+	procfs__read(pid, "stat", stat, sizeof(stat));
+	p = strrchr(stat, ')');
+	/* starttime is field 22; after the name, field 3 */
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return 0;
+	start = strtoull(p + 1, NULL, 10);
+	return (__s64)boot.tv_sec * 1000000000ll + boot.tv_nsec -
+	       (__s64)(start * (1000000000.0 / sysconf(_SC_CLK_TCK)));
+}
+
+static bool young(const struct seen *s, __u64 now_ns)
+{
+	return (__s64)now_ns < s->young_until;
 }
 
 static __u32 parent(__u32 pid)
@@ -121,14 +148,13 @@ size_t watch__scan(struct watch *w, __u64 now_ns, __u32 *pids, size_t max)
 			if (!s)
 				break;
 			s->pid = pid;
-			s->first_ns = now_ns;
+			s->young_until = now_ns + YOUNG_NS - age_ns(pid);
 			HASH_ADD(hh, w->seen, pid, sizeof(s->pid), s);
 		}
 		s->live = true;
-		if (s->chosen)
+		if (s->chosen || !(full || young(s, now_ns)))
 			continue;
-		if (name_matches(w, pid) ||
-		    ((full || now_ns - s->first_ns <= YOUNG_NS) && maps_gpu(pid))) {
+		if (name_matches(w, pid) || maps_gpu(pid)) {
 			if (parent(pid) == w->self)
 				continue; /* our helpers load drivers too */
 			s->chosen = true;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* --watch: which processes to trace, found in /proc each interval: those
  * that map a GPU library (a GPU API, a GPU backend of llama.cpp) or a GPU
- * device, or whose name is one of --comm. A process's mappings are looked
- * at each interval while it is young (a server loads its GPU backend after
- * it starts), then once a minute. */
+ * device, or whose name is one of --comm. A process is looked at each
+ * interval while it is young (under 30 s: a server loads its GPU backend
+ * after it starts), then once a minute. */
 #ifndef GMT_WATCH_H
 #define GMT_WATCH_H
 

@@ -6,7 +6,8 @@ MIB=$((1 << 20))
 # expect 'CONDITION' ['what']: a bash condition; says which one failed
 expect() {
 	if ! eval "$1"; then
-		echo "# expected: $1${2:+ ($2)}"
+		# every line marked, so that the runner shows a condition of several
+		printf '%s\n' "expected: $1${2:+ ($2)}" | sed 's/^/# /'
 		return 1
 	fi
 }

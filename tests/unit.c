@@ -929,6 +929,81 @@ out:
 	model__free(m);
 }
 
+static void sync_event(struct model *m, double t)
+{
+	struct gmt_decode e;
+
+	event__init(&e.hdr, GMT_EV_DECODE, sizeof(e), T(t), 100);
+	e.kind = GMT_DEC_SYNC;
+	model__add(m, &e.hdr);
+}
+
+static void stream_headers(struct model *m, double t, __u64 conn)
+{
+	struct gmt_http h;
+
+	event__init(&h.hdr, GMT_EV_HTTP, sizeof(h), T(t), 100);
+	h.conn = conn;
+	h.kind = GMT_HTTP_RESP_BEGIN;
+	h.status = 200;
+	h.sse = 1;
+	model__add(m, &h.hdr);
+}
+
+/* the server starts the later request's task first and both runs finish in
+ * the same batch; the plain answer goes out first: the stream's headers,
+ * sent as its task starts, say which run is the stream's. After each batch
+ * the slots are sampled in order, each after a synchronize, and one more
+ * follows: a slot's token is done at the synchronize after its own. */
+static void test_model_streams_headers_tie(void)
+{
+	struct model *m = model_of_run(3);
+	struct model_proc *p = model__proc(m, 100);
+	int i;
+
+	post(m, 2.000, 1, "/v1/completions");
+	post(m, 2.001, 2, "/v1/chat/completions");
+	/* seq 1 (the stream's) first: its headers, its cached prompt's last
+	 * token, 3 steps, each sampled 0.5 ms after a synchronize */
+	stream_headers(m, 2.0085, 2);
+	seq_decode(m, 2.010, 0.001, 1, (const int[][4]){ { 1, 1, 1, 70 } });
+	sync_event(m, 2.0101);
+	sync_event(m, 2.0106);
+	for (i = 0; i < 3; i++) {
+		seq_decode(m, 2.012 + i * 0.002, 0.001, 1, (const int[][4]){ { 1, 1, 1, 71 + i } });
+		sync_event(m, 2.0121 + i * 0.002);
+		sync_event(m, 2.0126 + i * 0.002);
+	}
+	/* then seq 0's prompt beside a step, and 5 steps of both; seq 0 is
+	 * sampled first, seq 1 0.5 ms later; after the first of these batches
+	 * other work holds the thread 3.5 ms before the last synchronize */
+	for (i = 0; i < 6; i++) {
+		seq_decode(m, 2.018 + i * 0.006, 0.001, 2,
+			   (const int[][4]){ { 0, 1, 1, 70 + i }, { 1, 1, 1, 74 + i } });
+		sync_event(m, 2.0181 + i * 0.006);
+		sync_event(m, 2.0186 + i * 0.006);
+		sync_event(m, (i ? 2.0191 : 2.0226) + i * 0.006);
+	}
+	http_event(m, 2.0505, 1, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, 2.0506, 1, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	http_event(m, 2.051, 2, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_CHUNKED);
+	seq_decode(m, 2.1, 0.001, 1, (const int[][4]){ { 0, 4, 1, 0 } });
+	if (!ASSERT_TRUE(p && p->nr_reqs == 2, "two requests"))
+		goto out;
+	ASSERT_EQ(p->reqs[0].seq, 0, "the plain answer: sequence 0, though it ended first");
+	ASSERT_EQ(model_req__generated(&p->reqs[0]), 6, "5 steps, and the last sampled");
+	ASSERT_EQ(p->reqs[1].seq, 1, "the stream: sequence 1");
+	ASSERT_EQ(model_req__generated(&p->reqs[1]), 10, "9 steps, and the last sampled");
+	/* seq 0: sampled at 2.0186 first, 2.0486 last: 5 steps in 30 ms; seq 1:
+	 * 2.0106 first, 2.0491 last: 9 steps in 38.5 ms */
+	ASSERT_EQ((long long)(model_req__tokens_per_s(&p->reqs[0]) * 10 + 0.5), 1667,
+		  "sequence 0's rate, from its own samplings");
+	ASSERT_EQ((long long)(model_req__tokens_per_s(&p->reqs[1]) * 10 + 0.5), 2338,
+		  "sequence 1's rate, from its own samplings");
+out:
+	model__free(m);
+}
+
 /* 200,000 completions on one process, each on its own run: past
  * MODEL_REQS_MAX the ended ones are kept one in a stride, evenly, the rest
  * counted, and every kept one keeps its own run's tokens */
@@ -1644,6 +1719,7 @@ static const struct {
 	{ "unit_drm_fdinfo", test_drm_fdinfo },
 	{ "unit_model_requests", test_model_requests },
 	{ "unit_model_concurrent_slots", test_model_concurrent_slots },
+	{ "unit_model_streams_headers_tie", test_model_streams_headers_tie },
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_analyze_controls", test_analyze_controls },
 	{ "unit_findings", test_findings },

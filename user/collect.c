@@ -805,6 +805,10 @@ static int make_epoll(struct collect *c, int *sigfd)
 		ev.data.u32 = 3;
 		epoll_ctl(ep, EPOLL_CTL_ADD, c->o->ui_fd, &ev);
 	}
+	if (gpulib__fd(c->gpu) >= 0) {
+		ev.data.u32 = 4;
+		epoll_ctl(ep, EPOLL_CTL_ADD, gpulib__fd(c->gpu), &ev);
+	}
 	return ep;
 }
 
@@ -894,6 +898,8 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 				return GMT_END_TARGET_EXIT;
 			else if (evs[i].data.u32 == 3)
 				continue; /* keys: the view reads them below */
+			else if (evs[i].data.u32 == 4)
+				gpulib__service(c->gpu);
 			else if (read(sigfd, &si, sizeof(si)) == sizeof(si))
 				return GMT_END_SIGNAL;
 		}
@@ -902,6 +908,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 			return GMT_END_DURATION;
 		if (now >= next_tick) {
 			ring_buffer__consume(c->rb);
+			gpulib__service(c->gpu); /* a helper out of time */
 			discover(c);
 			scan_gpu_libs(c);
 			emit_samples(c);
@@ -938,8 +945,11 @@ static void start_gpu(struct collect *c)
 		return;
 	attach__adopt_gpulib(c->a, c->gpu);
 	/* a started command has not run yet: what it maps comes with its mmaps */
-	if (!c->o->spawned)
+	if (!c->o->spawned) {
 		gpulib__scan(c->gpu, go.pid);
+		/* its drivers probed before tracing is said to have begun */
+		gpulib__drain(c->gpu);
+	}
 	gpulib__preattach(c->gpu);
 	gpulib__summary(c->gpu);
 }
@@ -1038,6 +1048,9 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	if (reason == GMT_END_TARGET_EXIT && !o->quiet)
 		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",
 			attach__target(a));
+	ring_buffer__consume(c->rb);
+	/* the drivers still being asked: their devices and probes go in */
+	gpulib__drain(c->gpu);
 	ring_buffer__consume(c->rb);
 	if (reason != GMT_END_TARGET_EXIT) {
 		emit_samples(c);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -42,8 +43,32 @@ struct lib {
 	__u64 dev, ino;
 };
 
+struct plan {
+	__u64 off[64];
+	unsigned int func[64];
+	size_t n;
+};
+
+/* a driver the helper is asking, while events go on being read: the target
+ * runs on, and what it maps is read from /proc while it lives */
+struct pending {
+	pid_t child;
+	int out;	   /* the helper's standard output */
+	int lib;	   /* the driver file itself: the probes go on it */
+	__u32 pid;	   /* the target that mapped it */
+	__u64 dev, ino;	   /* the file's, which the helper's answer must name */
+	__u64 deadline_ns; /* CLOCK_MONOTONIC */
+	struct plan p;	   /* the exports; the helper adds the driver's entry points */
+	char path[PATH_MAX];
+	char buf[8192];
+	size_t len;
+};
+
 struct gpulib {
 	struct gpulib_opts o;
+	struct pending *pending;
+	size_t nr_pending, pending_cap;
+	int ep;		  /* the helpers' outputs */
 	struct lib *libs; /* every file looked at, GPU or not */
 	size_t nr_libs, libs_cap;
 	struct bpf_link **links;
@@ -86,6 +111,7 @@ struct gpulib *gpulib__new(const struct gpulib_opts *o)
 	if (!g)
 		return NULL;
 	g->o = *o;
+	g->ep = epoll_create1(EPOLL_CLOEXEC);
 	/* the helper lives beside the binary (installed, or the build tree) */
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
@@ -179,12 +205,6 @@ static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned i
 	return attach_pair(g, g->o.enter, g->o.ret, path, off, gpufuncs__cookie(func));
 }
 
-struct plan {
-	__u64 off[64];
-	unsigned int func[64];
-	size_t n;
-};
-
 static void plan_add(struct plan *p, __u64 off, unsigned int func)
 {
 	size_t i;
@@ -248,8 +268,6 @@ static void emit_device(struct gpulib *g, struct gmt_gpu_device *d)
 		g->o.sink(g->o.ctx, &d->hdr);
 }
 
-/* run the helper on a driver the target mapped; plans its entry points and
- * emits its devices. NULL, or why it could not. */
 /* a path as /proc/PID/maps shows it to us, as the target itself names it:
  * without its root's prefix when it runs in a chroot below ours */
 static const char *in_target_root(__u32 pid, const char *path, char *buf, size_t size)
@@ -268,23 +286,41 @@ static const char *in_target_root(__u32 pid, const char *path, char *buf, size_t
 	return buf;
 }
 
-static const char *ask_driver(struct gpulib *g, __u32 pid, const char *path, __u64 dev, __u64 ino,
-			      struct plan *p, char *why, size_t size)
+static __u64 mono_ns(void)
 {
-	char own[PATH_MAX];
-	int out[2], status, got = 0;
-	char pidstr[16], line[512], *base;
-	struct gmt_gpu_device d = {};
-	unsigned long long a, b, c;
-	unsigned int i, j, k;
-	char buf[8192];
-	size_t len = 0;
-	ssize_t n;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Starts the helper on a driver the target mapped, without waiting for it:
+ * lavapipe takes a second to start on a busy machine, and a target that
+ * fails at once would be gone, with its maps, before the events it left
+ * were read. NULL, or why it could not (then the caller keeps lib). */
+static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, __u64 dev, __u64 ino,
+				int lib, const struct plan *p)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char own[PATH_MAX], pidstr[16];
+	struct pending *d;
+	int out[2];
 	pid_t child;
 
 	if (!g->helper[0])
 		return "the helper " HELPER " is not installed beside gpumemtrace";
-	if (pipe2(out, O_CLOEXEC))
+	if (g->ep < 0)
+		return strerror(EMFILE);
+	if (g->nr_pending == g->pending_cap) {
+		size_t cap = g->pending_cap ? g->pending_cap * 2 : 4;
+		struct pending *v = realloc(g->pending, cap * sizeof(*v));
+
+		if (!v)
+			return strerror(ENOMEM);
+		g->pending = v;
+		g->pending_cap = cap;
+	}
+	if (pipe2(out, O_CLOEXEC | O_NONBLOCK))
 		return strerror(errno);
 	snprintf(pidstr, sizeof(pidstr), "%u", pid);
 	child = fork();
@@ -306,56 +342,65 @@ static const char *ask_driver(struct gpulib *g, __u32 pid, const char *path, __u
 		_exit(127);
 	}
 	close(out[1]);
-	for (;;) {
-		struct pollfd pfd = { out[0], POLLIN, 0 };
+	d = &g->pending[g->nr_pending++];
+	*d = (struct pending){ .child = child,
+			       .out = out[0],
+			       .lib = lib,
+			       .pid = pid,
+			       .dev = dev,
+			       .ino = ino,
+			       .deadline_ns = mono_ns() + HELPER_TIMEOUT_MS * 1000000ull,
+			       .p = *p };
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	epoll_ctl(g->ep, EPOLL_CTL_ADD, out[0], &ev);
+	return NULL;
+}
 
-		if (poll(&pfd, 1, HELPER_TIMEOUT_MS) <= 0) {
-			kill(child, SIGKILL);
-			snprintf(why, size, "%s took too long to answer", HELPER);
-			break;
-		}
-		n = read(out[0], buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			break;
-		len += n;
-		if (len == sizeof(buf) - 1)
-			break;
-	}
-	close(out[0]);
-	waitpid(child, &status, 0);
-	buf[len] = 0;
-	base = strrchr(path, '/');
-	for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n")) {
+/* the helper's answer: the driver's entry points into d->p, its devices
+ * emitted. NULL, or why there are no entry points. */
+static const char *parse_answer(struct gpulib *g, struct pending *d, char *why, size_t size)
+{
+	struct gmt_gpu_device dev = {};
+	unsigned long long a, b, c;
+	unsigned int i, j, k;
+	char line[512], name[128];
+	const char *base = strrchr(d->path, '/');
+	int got = 0, n;
+
+	d->buf[d->len] = 0;
+	for (char *s = strtok(d->buf, "\n"); s; s = strtok(NULL, "\n")) {
 		snprintf(line, sizeof(line), "%s", s);
 		if (!strncmp(line, "error ", 6)) {
 			snprintf(why, size, "the driver says: %.120s", line + 6);
-		} else if (sscanf(line, "device %u %u %u %n", &i, &j, &k, &status) == 3) {
-			emit_device(g, &d);
-			memset(&d, 0, sizeof(d));
-			event__init(&d.hdr, GMT_EV_GPU_DEVICE, sizeof(d), event__now_ns(), pid);
-			d.api = GMT_API_VK;
-			d.index = i;
-			d.vendor_id = j;
-			d.device_id = k;
-			snprintf(d.name, sizeof(d.name), "%s", line + status);
-			snprintf(d.driver, sizeof(d.driver), "%s", base ? base + 1 : path);
+		} else if (sscanf(line, "device %u %u %u %n", &i, &j, &k, &n) == 3) {
+			emit_device(g, &dev);
+			memset(&dev, 0, sizeof(dev));
+			event__init(&dev.hdr, GMT_EV_GPU_DEVICE, sizeof(dev), event__now_ns(),
+				    d->pid);
+			dev.api = GMT_API_VK;
+			dev.index = i;
+			dev.vendor_id = j;
+			dev.device_id = k;
+			snprintf(dev.name, sizeof(dev.name), "%s", line + n);
+			snprintf(dev.driver, sizeof(dev.driver), "%.*s",
+				 (int)sizeof(dev.driver) - 1, base ? base + 1 : d->path);
 		} else if (sscanf(line, "type %u %u %u", &i, &j, &k) == 3 &&
-			   i < GMT_MAX_MEM_TYPES && d.hdr.type) {
-			d.types[i] = (struct gmt_gpu_mem_type){ j, k };
-			d.nr_types = i + 1;
+			   i < GMT_MAX_MEM_TYPES && dev.hdr.type) {
+			dev.types[i] = (struct gmt_gpu_mem_type){ j, k };
+			dev.nr_types = i + 1;
 		} else if (sscanf(line, "heap %u %llu %u", &i, &a, &j) == 3 &&
-			   i < GMT_MAX_MEM_HEAPS && d.hdr.type) {
-			d.heaps[i] = (struct gmt_gpu_mem_heap){ a, j, 0 };
-			d.nr_heaps = i + 1;
-		} else if (sscanf(line, "func %127s %llu %llu %llx", buf, &a, &b, &c) == 4) {
+			   i < GMT_MAX_MEM_HEAPS && dev.hdr.type) {
+			dev.heaps[i] = (struct gmt_gpu_mem_heap){ a, j, 0 };
+			dev.nr_heaps = i + 1;
+		} else if (sscanf(line, "func %127s %llu %llu %llx", name, &a, &b, &c) == 4) {
 			/* the helper's copy must be the very file the target mapped */
-			if (a != dev || b != ino || (i = func_index(buf)) == ~0u)
+			if (a != d->dev || b != d->ino || (i = func_index(name)) == ~0u)
 				continue;
-			plan_add(p, c, i);
+			plan_add(&d->p, c, i);
 			got++;
 		}
 	}
-	emit_device(g, &d);
+	emit_device(g, &dev);
 	if (got)
 		return NULL;
 	if (!why[0])
@@ -388,19 +433,60 @@ static unsigned int role_api(enum role r)
 	return r == R_CU ? GMT_API_CU : r == R_HIP ? GMT_API_HIP : GMT_API_VK;
 }
 
+/* the probes on lib (closed here), and the record that says so */
+static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, enum role role,
+		       const struct plan *p, const char *err)
+{
+	char what[64], reason[160], by_fd[64];
+	const char *base;
+	size_t i;
+	int failed = 0;
+
+	/* the uprobes go on the very file opened, not on what a path names */
+	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", lib);
+	for (i = 0; i < p->n; i++)
+		if (attach_func(g, by_fd, p->off[i], p->func[i]))
+			failed++;
+	close(lib);
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(what, sizeof(what), "%s: %zu functions", role_what(role), p->n - failed);
+	snprintf(reason, sizeof(reason), "%s%s", path, pid ? "" : " (not loaded yet)");
+	if (p->n - failed == 0) {
+		snprintf(reason, sizeof(reason), "%s: %s", path,
+			 err	? err :
+			 failed ? strerror(errno) :
+				  "no functions to probe");
+		/* the loader opens every installed driver; most have no device here */
+		if (err && strstr(err, "no device")) {
+			emit_probe(g, GMT_PROBE_SKIPPED, base, role_what(role), reason);
+			return;
+		}
+		emit_probe(g, GMT_PROBE_FAILED, base, role_what(role), reason);
+		if (!g->o.quiet)
+			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);
+		return;
+	}
+	if (role == R_LLAMA || role == R_MTMD)
+		g->llama_attached++;
+	else
+		g->attached[role_api(role)]++;
+	emit_probe(g, GMT_PROBE_ATTACHED, base, what, reason);
+	if (!g->o.quiet)
+		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);
+}
+
 /* Look at one file; attach when it is a GPU library. `open_path` is how we
  * reach it, `path` what the target calls it; pid is 0 before it is mapped. */
 static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 root,
 		     const char *path)
 {
-	char why[160] = "", what[64], reason[160], by_fd[64];
-	const char *err = NULL, *base;
-	__u64 offs[NR_MARKERS], dev, ino;
+	const char *err = NULL;
+	__u64 offs[NR_MARKERS];
 	struct plan p = {};
 	enum role role;
 	struct stat st;
-	size_t i;
-	int fd, failed = 0;
+	int fd;
 
 	/* no open_path: the file as `root` sees it, never leaving its root */
 	fd = open_path ? open(open_path, O_RDONLY | O_CLOEXEC) : procfs__open_in_root(root, path);
@@ -410,8 +496,6 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 r
 		close(fd);
 		return;
 	}
-	dev = st.st_dev;
-	ino = st.st_ino;
 	if (elfsym__offsets(fd, markers, NR_MARKERS, offs) <= 0) {
 		close(fd);
 		return;
@@ -436,40 +520,66 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 r
 		plan_llama(&p, fd);
 	else
 		plan_exports(&p, fd, role_api(role));
-	if (role == R_VK_ICD)
-		err = ask_driver(g, pid, path, dev, ino, &p, why, sizeof(why));
-	/* the uprobes go on the very file opened, not on what a path names */
-	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", fd);
-	for (i = 0; i < p.n; i++)
-		if (attach_func(g, by_fd, p.off[i], p.func[i]))
-			failed++;
-	close(fd);
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	snprintf(what, sizeof(what), "%s: %zu functions", role_what(role), p.n - failed);
-	snprintf(reason, sizeof(reason), "%s%s", path, pid ? "" : " (not loaded yet)");
-	if (p.n - failed == 0) {
-		snprintf(reason, sizeof(reason), "%s: %s", path,
-			 err	? err :
-			 failed ? strerror(errno) :
-				  "no functions to probe");
-		/* the loader opens every installed driver; most have no device here */
-		if (err && strstr(err, "no device")) {
-			emit_probe(g, GMT_PROBE_SKIPPED, base, role_what(role), reason);
-			return;
-		}
-		emit_probe(g, GMT_PROBE_FAILED, base, role_what(role), reason);
-		if (!g->o.quiet)
-			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);
+	/* a driver is attached when the helper answers (gpulib__service) */
+	if (role == R_VK_ICD && !(err = start_driver(g, pid, path, st.st_dev, st.st_ino, fd, &p)))
 		return;
+	attach_lib(g, fd, path, pid, role, &p, err);
+}
+
+/* one helper done (answered, failed or out of time): its driver attached */
+static void finish_driver(struct gpulib *g, size_t i, const char *late)
+{
+	struct pending *d = &g->pending[i];
+	char why[160] = "";
+	const char *err;
+	int status;
+
+	epoll_ctl(g->ep, EPOLL_CTL_DEL, d->out, NULL);
+	close(d->out);
+	if (late) {
+		kill(d->child, SIGKILL);
+		snprintf(why, sizeof(why), "%s", late);
 	}
-	if (role == R_LLAMA || role == R_MTMD)
-		g->llama_attached++;
-	else
-		g->attached[role_api(role)]++;
-	emit_probe(g, GMT_PROBE_ATTACHED, base, what, reason);
-	if (!g->o.quiet)
-		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);
+	waitpid(d->child, &status, 0);
+	err = parse_answer(g, d, why, sizeof(why));
+	attach_lib(g, d->lib, d->path, d->pid, R_VK_ICD, &d->p, err);
+	*d = g->pending[--g->nr_pending];
+}
+
+int gpulib__fd(const struct gpulib *g)
+{
+	return g ? g->ep : -1;
+}
+
+void gpulib__service(struct gpulib *g)
+{
+	__u64 now = mono_ns();
+	size_t i = 0;
+	ssize_t n = 1;
+
+	while (g && i < g->nr_pending) {
+		struct pending *d = &g->pending[i];
+
+		while (d->len < sizeof(d->buf) - 1 &&
+		       (n = read(d->out, d->buf + d->len, sizeof(d->buf) - 1 - d->len)) > 0)
+			d->len += n;
+		if (d->len == sizeof(d->buf) - 1 || n == 0 || (n < 0 && errno != EAGAIN))
+			finish_driver(g, i, NULL); /* its slot now holds the last one */
+		else if (now >= d->deadline_ns)
+			finish_driver(g, i, HELPER " took too long to answer");
+		else
+			i++;
+	}
+}
+
+void gpulib__drain(struct gpulib *g)
+{
+	struct epoll_event ev;
+
+	while (g && g->nr_pending) {
+		epoll_wait(g->ep, &ev, 1, 100);
+		gpulib__service(g);
+	}
 }
 
 void gpulib__preattach(struct gpulib *g)
@@ -552,6 +662,17 @@ void gpulib__free(struct gpulib *g)
 {
 	if (!g)
 		return;
+	while (g->nr_pending) {
+		struct pending *d = &g->pending[--g->nr_pending];
+
+		kill(d->child, SIGKILL);
+		waitpid(d->child, NULL, 0);
+		close(d->out);
+		close(d->lib);
+	}
+	free(g->pending);
+	if (g->ep >= 0)
+		close(g->ep);
 	while (g->nr_links)
 		bpf_link__destroy(g->links[--g->nr_links]);
 	free(g->links);

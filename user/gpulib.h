@@ -30,6 +30,12 @@ struct gpulib *gpulib__new(const struct gpulib_opts *o);
 void gpulib__preattach(struct gpulib *g);
 /* attach to GPU libraries newly mapped by pid; cheap when nothing changed */
 void gpulib__scan(struct gpulib *g, __u32 pid);
+/* Vulkan drivers are asked by a helper process while events go on being
+ * read: gpulib__fd is readable when one answers, gpulib__service attaches
+ * those that answered or ran out of time, gpulib__drain waits for them all */
+int gpulib__fd(const struct gpulib *g);
+void gpulib__service(struct gpulib *g);
+void gpulib__drain(struct gpulib *g);
 /* one record for each API that has no library yet */
 void gpulib__summary(struct gpulib *g);
 void gpulib__free(struct gpulib *g);

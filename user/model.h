@@ -152,6 +152,8 @@ struct model_proc {
 	struct model_run *runs;
 	size_t nr_runs, runs_cap;
 	size_t last_batch[GMT_DECODE_SEQS], nr_last_batch; /* runs in the last decode (1 + index) */
+	__u8 last_batch_rank[GMT_DECODE_SEQS]; /* each one's turn to be sampled; NO_RANK: none */
+	__u32 syncs_since_decode;
 	__u32 last_decode_tid;
 	__u64 last_decode_ts;	  /* the end of its last decode or synchronize */
 	bool batch_seqs;	  /* decodes carried their tokens by sequence */
@@ -161,12 +163,10 @@ struct model_proc {
 /* what llama.cpp's decodes did for one task (model_req.c) */
 struct model_tally {
 	__u64 decodes, decode_ns, decode_errors, prompt_tokens, image_tokens, gen_decodes;
-	__u64 prompt_end_ts;		 /* the end of the prompt's last batch */
 	__u64 gen_first_ts, gen_last_ts; /* starts of the first and the last step */
 	__u64 after_ts; /* the start of the process's next decode after the last one here */
-	__u64 prompt_sync_ts,
-		gen_sync_ts; /* when the prompt's last batch, the last step, were done */
-	bool prompt_done;    /* the prompt's last batch (the one asking for logits) went by */
+	__u64 prompt_sync_ts, gen_sync_ts; /* when the first token, the last one, were sampled */
+	bool prompt_done; /* the prompt's last batch (the one asking for logits) went by */
 };
 
 struct model_seq {

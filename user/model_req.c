@@ -11,10 +11,12 @@
  * prompt's last), then one generation step per decode: a token sampled and
  * fed back. The last token sampled is never fed back: generated tokens are
  * the steps plus one. The decode rate is the steps over the time from the
- * prompt's last batch done to the last step done (llama_synchronize
- * returns: a decode may return before the backend ran it), which is
- * llama-server's own rate; see model_req__tokens_per_s for programs that do
- * not synchronize.
+ * prompt's last token sampled to the last token sampled, llama-server's own
+ * rate: after a batch it samples its slots in slot order, each beginning
+ * with llama_synchronize (a decode may return before the backend ran it),
+ * and one more synchronize follows the last, so a sequence's token is done
+ * at the synchronize after the one its sampling began with; see
+ * model_req__tokens_per_s for programs that do not synchronize.
  *
  * A request is tied to its run from the outside, once it has ended: a run
  * that started after the request arrived, is tied to no other request, and
@@ -24,10 +26,13 @@
  * to the first of those runs to finish (then the first to start): the
  * server answers in the order its runs finish, if a batch or two late.
  * Whether a run went on is known at the next decode (or at the end of the
- * trace): the tie waits for it. It can be wrong when two requests' last
- * tokens come within a few batches of each other and the server answers
- * them in the other order (a busy HTTP thread), or when it takes requests
- * out of their arrival order and they finish in the same batch.
+ * trace): the tie waits for it. An event stream's headers go out as its
+ * task starts: a stream whose headers only one of its runs can explain has
+ * that run, whoever ended first (the server may take requests out of their
+ * arrival order, and two runs can finish in the same batch). It can still
+ * be wrong when two requests' last tokens come within a few batches of each
+ * other and the server answers them in the other order (a busy HTTP
+ * thread), with no stream to tell them apart.
  *
  * Recordings from before sequences were read fall back to the old rule: a
  * call counts for every request in flight. */
@@ -331,7 +336,6 @@ static void tally(struct model_tally *t, const struct gmt_decode *e, __u32 n_tok
 	if (!t->prompt_done) {
 		t->prompt_tokens += n_tokens;
 		t->prompt_done = n_outputs > 0;
-		t->prompt_end_ts = e->hdr.ts_ns;
 		return;
 	}
 	t->gen_decodes++;
@@ -380,7 +384,6 @@ static void give(struct model_request *q, const struct model_run *r)
 	q->prompt_done = r->t.prompt_done;
 }
 
-/* the next request to tie: ended by `now`, the first to end */
 /* ended requests in the order they ended, then arrived */
 static int by_end(const void *a, const void *b, void *ctx)
 {
@@ -409,21 +412,75 @@ static size_t first_run_from(const struct model_proc *p, __u64 ts)
 	return lo;
 }
 
-/* An event stream's headers go out after its first token, so after the
- * decode that ended its run's prompt: a run whose prompt ended before them
- * is the better one. Then the first to finish, then the first to start. */
-static bool better(const struct model_request *q, const struct model_run *r,
-		   const struct model_run *b)
+/* run k can be q's: it started after q arrived, is no other's, and ended
+ * before q did; `active` (the runs going on in the decode starting now) have
+ * not ended */
+static bool eligible(const struct model_proc *p, const struct model_request *q, size_t k,
+		     const size_t *active, size_t nactive)
 {
-	bool rs = q->sse && r->t.prompt_end_ts <= q->resp_ts,
-	     bs = q->sse && b->t.prompt_end_ts <= q->resp_ts;
+	const struct model_run *r = &p->runs[k];
+	size_t a;
+
+	if (r->req || r->start_ts < q->start_ts || r->last_end_ts > q->end_ts)
+		return false;
+	for (a = 0; a < nactive; a++)
+		if (active[a] == k + 1)
+			return false;
+	return true;
+}
+
+/* how far an event stream's headers may lead its run's first decode: the
+ * HTTP thread writes them while the decoding thread builds the batch */
+#define SSE_LEAD_NS 2000000ull
+
+/* An event stream's headers go out when its slot starts the task, just
+ * before the run's first decode (this llama.cpp; older ones after the
+ * first token): its run started before them */
+static bool sse_fits(const struct model_request *q, const struct model_run *r)
+{
+	return q->sse && r->start_ts <= q->resp_ts + SSE_LEAD_NS;
+}
+
+/* 1 + the one run an event stream q can have by its headers, or 0: the
+ * server may start a later request's task first, so when two runs finish in
+ * the same batch (or a batch apart, answered in the other order) the one a
+ * stream's headers point to is the stream's */
+static size_t sse_claim(const struct model_proc *p, const struct model_request *q,
+			const size_t *active, size_t nactive)
+{
+	size_t k, claim = 0;
+
+	if (!q->sse || !q->responded || !decodes_for(q))
+		return 0;
+	for (k = first_run_from(p, q->start_ts); k < p->nr_runs && p->runs[k].start_ts <= q->end_ts;
+	     k++)
+		if (eligible(p, q, k, active, nactive) && sse_fits(q, &p->runs[k])) {
+			if (claim)
+				return 0;
+			claim = k + 1;
+		}
+	return claim;
+}
+
+/* A run that fits q's headers is the better one; then one no other
+ * request's headers claim; then the first to finish, then the first to
+ * start. */
+static bool better(const struct model_request *q, const struct model_run *r, bool r_claimed,
+		   const struct model_run *b, bool b_claimed)
+{
+	bool rs = sse_fits(q, r), bs = sse_fits(q, b);
 
 	if (rs != bs)
 		return rs;
+	if (r_claimed != b_claimed)
+		return !r_claimed;
 	if (r->last_end_ts != b->last_end_ts)
 		return r->last_end_ts < b->last_end_ts;
 	return r->start_ts < b->start_ts;
 }
+
+/* requests looked ahead to for their streams' claims, at most */
+#define CLAIMS_AHEAD 16
 
 /* Ties the requests that have ended by `now` to their runs, in the order
  * they ended, each to the first run to finish among those it can have (the
@@ -433,7 +490,8 @@ static bool better(const struct model_request *q, const struct model_run *r,
 static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, size_t nactive)
 {
 	struct model_request *q;
-	size_t i, n = 0, k, a, best;
+	size_t i, j, n = 0, k, best, claims[CLAIMS_AHEAD];
+	bool best_claimed;
 
 	/* those ended by now to the front, in the order they ended */
 	for (i = 0; i < p->nr_ended; i++)
@@ -446,25 +504,31 @@ static void tie_ended(struct model_proc *p, __u64 now, const size_t *active, siz
 	if (n) /* qsort of no pointer at all is undefined */
 		qsort_r(p->ended, n, sizeof(*p->ended), by_end, p->reqs);
 	for (i = 0; i < n; i++) {
+		size_t nclaims = 0;
+
 		q = &p->reqs[p->ended[i]];
 		q->tied = true;
 		if (!decodes_for(q) || !q->responded)
 			continue;
+		for (j = i + 1; j < n && nclaims < CLAIMS_AHEAD; j++)
+			if ((k = sse_claim(p, &p->reqs[p->ended[j]], active, nactive)))
+				claims[nclaims++] = k;
 		best = 0;
+		best_claimed = false;
 		/* its runs started after it arrived and ended before it did */
 		for (k = first_run_from(p, q->start_ts);
 		     k < p->nr_runs && p->runs[k].start_ts <= q->end_ts; k++) {
-			const struct model_run *r = &p->runs[k],
-					       *b = best ? &p->runs[best - 1] : NULL;
+			bool claimed = false;
 
-			if (r->req || r->last_end_ts > q->end_ts)
+			if (!eligible(p, q, k, active, nactive))
 				continue;
-			for (a = 0; a < nactive && active[a] != k + 1; a++)
-				;
-			if (a < nactive)
-				continue;
-			if (!b || better(q, r, b))
+			for (j = 0; j < nclaims && !claimed; j++)
+				claimed = claims[j] == k + 1;
+			if (!best ||
+			    better(q, &p->runs[k], claimed, &p->runs[best - 1], best_claimed)) {
 				best = k + 1;
+				best_claimed = claimed;
+			}
 		}
 		if (best) {
 			p->runs[best - 1].req = q - p->reqs + 1;
@@ -518,6 +582,21 @@ static size_t nr_seqs(const struct gmt_decode *e)
 	return e->nr_seqs < GMT_DECODE_SEQS ? e->nr_seqs : GMT_DECODE_SEQS;
 }
 
+#define NO_RANK 0xff
+
+/* seqs[i]'s turn to be sampled: those with outputs go in sequence order
+ * (llama-server's slot order) */
+static __u8 sample_rank(const struct gmt_decode *e, size_t n, size_t i)
+{
+	size_t j, rank = 0;
+
+	if (!e->seqs[i].n_outputs)
+		return NO_RANK;
+	for (j = 0; j < n; j++)
+		rank += e->seqs[j].n_outputs && e->seqs[j].seq < e->seqs[i].seq;
+	return rank;
+}
+
 static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t n)
 {
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
@@ -531,6 +610,7 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 	for (i = 0; i < p->nr_last_batch; i++)
 		p->runs[p->last_batch[i] - 1].t.after_ts = start;
 	p->nr_last_batch = 0;
+	p->syncs_since_decode = 0;
 	for (i = 0; i < n; i++) {
 		s = seq_state(p, e->seqs[i].seq);
 		run[i] = s ? continued(p, s, &e->seqs[i]) : NULL;
@@ -560,21 +640,27 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 		run[i]->last_end_ts = e->hdr.ts_ns;
 		run[i]->t.after_ts = run[i]->t.gen_sync_ts = 0;
 		tally(&run[i]->t, e, d->n_tokens, d->n_outputs);
+		p->last_batch_rank[p->nr_last_batch] = sample_rank(e, n, i);
 		p->last_batch[p->nr_last_batch++] = run[i] - p->runs + 1;
 	}
 }
 
-/* llama_synchronize returned on the thread of the last decode: its work is
- * done (a decode can return before the backend ran it) */
+/* llama_synchronize returned on the thread of the last decode: the sequence
+ * whose turn it was is sampled (see the top); with fewer calls than that,
+ * the last one says when */
 static void synced(struct model_proc *p, const struct gmt_decode *e)
 {
 	size_t i;
+	__u32 n;
 
 	if (e->hdr.tid != p->last_decode_tid)
 		return;
+	n = ++p->syncs_since_decode;
 	for (i = 0; i < p->nr_last_batch; i++) {
 		struct model_tally *t = &p->runs[p->last_batch[i] - 1].t;
 
+		if (p->last_batch_rank[i] == NO_RANK || n > p->last_batch_rank[i] + 2u)
+			continue;
 		if (t->gen_decodes)
 			t->gen_sync_ts = e->hdr.ts_ns;
 		else if (t->prompt_done)

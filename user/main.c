@@ -22,6 +22,7 @@
 #include "procfs.h"
 #include "report.h"
 #include "top.h"
+#include "tracedir.h"
 #include "tracefile.h"
 
 enum mode { MODE_LIVE, MODE_RECORD, MODE_REPLAY };
@@ -40,7 +41,10 @@ struct args {
 	size_t nr_comms;
 	unsigned int ringbuf_mb;
 	double speed;
-	long long touch_bytes; /* -1: the default */
+	long long touch_bytes;	/* -1: the default */
+	long long rotate_bytes; /* --watch -o DIR */
+	double rotate_age;
+	unsigned int keep;
 };
 
 const char *argp_program_version = "gpumemtrace " GMT_VERSION;
@@ -104,6 +108,9 @@ enum {
 	OPT_PERFETTO,
 	OPT_WATCH,
 	OPT_COMM,
+	OPT_ROTATE_SIZE,
+	OPT_ROTATE_AGE,
+	OPT_KEEP,
 };
 
 #define TOUCH_DEFAULT (1ll << 20)
@@ -119,7 +126,18 @@ static const struct argp_option options[] = {
 	  "--watch: also trace processes named NAME (as ps shows it; repeat for more)", 0 },
 	{ "system-wide", 'a', NULL, 0,
 	  "Kernel GPU buffers of every process, not only the target's: who evicted whom", 0 },
-	{ "output", 'o', "FILE", 0, "Record the events to FILE (mode 0600) as well", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "Record the events to FILE (mode 0600) as well; with --watch, a directory (one that "
+	  "exists, or a path ending in /): a file per process, COMM.TIME.PID.gmt",
+	  0 },
+	{ "rotate-size", OPT_ROTATE_SIZE, "SIZE", 0,
+	  "--watch -o DIR: start a process's next file past SIZE (default 64M)", 0 },
+	{ "rotate-age", OPT_ROTATE_AGE, "SEC", 0,
+	  "--watch -o DIR: or past SEC seconds (default 3600)", 0 },
+	{ "keep", OPT_KEEP, "N", 0,
+	  "--watch -o DIR: keep the N newest files of each process name, remove older ones "
+	  "(default 8)",
+	  0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
 	{ "interval", 'i', "SEC", 0, "Sample /proc and counters every SEC seconds (default 1)", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print the report as JSON (fields: docs/json.md)", 0 },
@@ -254,6 +272,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at most 16 --comm");
 		a->comms[a->nr_comms++] = arg;
 		break;
+	case OPT_ROTATE_SIZE:
+		a->rotate_bytes = parse_size(arg, "--rotate-size", state);
+		if (a->rotate_bytes < 4096)
+			argp_error(state, "--rotate-size must be at least 4K");
+		break;
+	case OPT_ROTATE_AGE:
+		a->rotate_age = parse_secs(arg, "--rotate-age", state);
+		break;
+	case OPT_KEEP:
+		a->keep = parse_int(arg, "--keep", 100000, state);
+		break;
 	case OPT_METRICS:
 		a->metrics = arg;
 		break;
@@ -320,6 +349,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--live, --speed and --perfetto are for replay");
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
+		if ((a->rotate_bytes || a->rotate_age || a->keep) &&
+		    !(a->watch && a->output && tracedir__is_dir(a->output)))
+			argp_error(state, "--rotate-size, --rotate-age and --keep go with --watch "
+					  "-o DIR");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -332,10 +365,23 @@ struct pipeline {
 	struct model *model;
 	struct tracefile_writer *writer;
 	const char *output;
-	bool write_failed;
+	bool write_failed, dir_failed;
+	struct tracedir *dir; /* --watch -o DIR */
 	struct top *top;
 	struct metrics *metrics;
 };
+
+/* a file of -o DIR that failed is closed and the others go on: said once */
+static void report_dir_error(struct pipeline *p, int err)
+{
+	if (!err || p->dir_failed)
+		return;
+	p->dir_failed = true;
+	fprintf(stderr,
+		"gpumemtrace: writing under %s failed (%s): a file that failed holds what was "
+		"written before; the others go on\n",
+		p->output, strerror(-err));
+}
 
 static void pipeline_sink(void *ctx, const struct gmt_hdr *e)
 {
@@ -344,6 +390,8 @@ static void pipeline_sink(void *ctx, const struct gmt_hdr *e)
 	model__add(p->model, e);
 	if (p->writer && !p->write_failed && tracefile__write(p->writer, e))
 		p->write_failed = true;
+	if (p->dir)
+		report_dir_error(p, tracedir__write(p->dir, e));
 }
 
 static void pipeline_tick(void *ctx, __u64 now)
@@ -354,6 +402,8 @@ static void pipeline_tick(void *ctx, __u64 now)
 
 	if (p->writer && !p->write_failed && tracefile__tick(p->writer, now))
 		p->write_failed = true;
+	if (p->dir)
+		report_dir_error(p, tracedir__tick(p->dir, now));
 	if (!metrics__update(p->metrics, p->model, now, false, err, sizeof(err)))
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 }
@@ -567,21 +617,48 @@ static void target_cmdline(const struct args *a, char *buf, size_t size)
 	procfs__redact(buf);
 }
 
+static void output_info(struct tracefile_info *info, const char *cmdline)
+{
+	struct timespec ts;
+	struct utsname u;
+
+	snprintf(info->tool, sizeof(info->tool), "gpumemtrace %s", GMT_VERSION);
+	if (!uname(&u)) {
+		snprintf(info->kernel, sizeof(info->kernel), "%s", u.release);
+		snprintf(info->host, sizeof(info->host), "%s", u.nodename);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fmt_utc(info->start, sizeof(info->start), (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+	snprintf(info->cmdline, sizeof(info->cmdline), "%s", cmdline);
+}
+
+/* --watch -o DIR */
+static struct tracedir *open_output_dir(const struct args *a, const char *cmdline)
+{
+	struct tracefile_info info = {};
+	struct tracedir_opts o = {
+		.dir = a->output,
+		.max_bytes = a->rotate_bytes ? (__u64)a->rotate_bytes : 64ull << 20,
+		.max_age_ns = (a->rotate_age ? a->rotate_age : 3600) * 1e9,
+		.keep = a->keep ? a->keep : 8,
+		.info = &info,
+	};
+	struct tracedir *d;
+	char err[512];
+
+	output_info(&info, cmdline);
+	d = tracedir__open(&o, err, sizeof(err));
+	if (!d)
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+	return d;
+}
+
 static struct tracefile_writer *open_output(const struct args *a, const char *cmdline)
 {
 	struct tracefile_info info = {};
 	struct tracefile_writer *w;
-	struct timespec ts;
-	struct utsname u;
 
-	snprintf(info.tool, sizeof(info.tool), "gpumemtrace %s", GMT_VERSION);
-	if (!uname(&u)) {
-		snprintf(info.kernel, sizeof(info.kernel), "%s", u.release);
-		snprintf(info.host, sizeof(info.host), "%s", u.nodename);
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	fmt_utc(info.start, sizeof(info.start), (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec);
-	snprintf(info.cmdline, sizeof(info.cmdline), "%s", cmdline);
+	output_info(&info, cmdline);
 	w = tracefile__create(a->output, &info);
 	if (!w)
 		fprintf(stderr, "gpumemtrace: cannot create %s: %s\n", a->output, strerror(errno));
@@ -648,8 +725,12 @@ static int trace(const struct args *a)
 	if (!p.model)
 		return 1;
 	/* before the target starts: a bad path fails fast */
-	if (a->output && !(p.writer = open_output(a, cmdline)))
+	if (a->watch && a->output && tracedir__is_dir(a->output)) {
+		if (!(p.dir = open_output_dir(a, cmdline)))
+			goto out;
+	} else if (a->output && !(p.writer = open_output(a, cmdline))) {
 		goto out;
+	}
 	if ((a->metrics || a->metrics_file) &&
 	    !(p.metrics =
 		      metrics__new(a->metrics, a->metrics_file, a->interval, err, sizeof(err)))) {
@@ -689,15 +770,29 @@ static int trace(const struct args *a)
 	fflush(stdout);
 	ret = 0;
 out:
-	werr = tracefile__close(p.writer);
-	if (werr || p.write_failed)
-		fprintf(stderr,
-			"gpumemtrace: writing %s failed (%s): the file holds what was "
-			"written before\n",
-			a->output, strerror(werr ? -werr : EIO));
-	else if (a->output && !a->quiet && !ret)
-		fprintf(stderr, "gpumemtrace: recorded to %s; replay with: gpumemtrace replay %s\n",
-			a->output, a->output);
+	if (p.dir) {
+		unsigned int files = tracedir__files(p.dir);
+
+		werr = tracedir__close(p.dir);
+		if (werr)
+			report_dir_error(&p, werr);
+		else if (!a->quiet && !ret && !p.dir_failed)
+			fprintf(stderr,
+				"gpumemtrace: recorded %u file%s under %s; replay each with: "
+				"gpumemtrace replay FILE\n",
+				files, files == 1 ? "" : "s", a->output);
+	} else {
+		werr = tracefile__close(p.writer);
+		if (werr || p.write_failed)
+			fprintf(stderr,
+				"gpumemtrace: writing %s failed (%s): the file holds what was "
+				"written before\n",
+				a->output, strerror(werr ? -werr : EIO));
+		else if (a->output && !a->quiet && !ret)
+			fprintf(stderr,
+				"gpumemtrace: recorded to %s; replay with: gpumemtrace replay %s\n",
+				a->output, a->output);
+	}
 	/* before the probes, which take seconds to go: a restarted tracer finds
 	 * its port free */
 	metrics__free(p.metrics);

@@ -38,6 +38,7 @@ struct tracefile_writer {
 	int fd;
 	int err;
 	__u64 last_flush_ns;
+	__u64 bytes; /* on disk */
 	size_t used;
 	unsigned char raw[BLOCK_RAW_MAX];
 	unsigned char *comp;
@@ -86,7 +87,31 @@ static void give_to_sudo_user(int fd)
 			return; /* stays root's: still 0600 */
 }
 
+static struct tracefile_writer *create(int fd, const struct tracefile_info *info);
+
+/* a new file, never one there before: what a directory of recordings
+ * holds is the tracer's alone */
+struct tracefile_writer *tracefile__create_at(int dirfd, const char *name,
+					      const struct tracefile_info *info)
+{
+	return create(
+		openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600),
+		info);
+}
+
 struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info)
+{
+	/* root writing where others can: never through a planted symlink */
+	return create(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
+		      info);
+}
+
+__u64 tracefile__bytes(const struct tracefile_writer *w)
+{
+	return w->bytes;
+}
+
+static struct tracefile_writer *create(int fd, const struct tracefile_info *info)
 {
 	struct tracefile_writer *w;
 	struct file_hdr fh = { .magic = FILE_MAGIC, .version = TRACEFILE_VERSION };
@@ -95,14 +120,17 @@ struct tracefile_writer *tracefile__create(const char *path, const struct tracef
 	__u32 crc;
 	int err;
 
-	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (fd < 0)
 		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(fd);
+		return NULL;
+	}
+	w->fd = fd;
 	w->comp_cap = compressBound(BLOCK_RAW_MAX);
 	w->comp = malloc(w->comp_cap);
-	/* root writing where others can: never through a planted symlink */
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (!w->comp || w->fd < 0)
+	if (!w->comp)
 		goto fail;
 	/* an existing file keeps its mode through O_TRUNC */
 	if (fchmod(w->fd, 0600))
@@ -118,6 +146,7 @@ struct tracefile_writer *tracefile__create(const char *path, const struct tracef
 		errno = -err;
 		goto fail;
 	}
+	w->bytes = sizeof(fh) + fh.info_len + sizeof(crc);
 	return w;
 fail:
 	err = errno;
@@ -149,6 +178,8 @@ static int flush_block(struct tracefile_writer *w)
 	err = write_all(w->fd, iov, 2);
 	if (err)
 		w->err = err;
+	else
+		w->bytes += sizeof(bh) + clen;
 out:
 	w->used = 0;
 	return w->err;

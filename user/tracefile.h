@@ -23,6 +23,11 @@ struct tracefile_info {
 /* creates `path` with mode 0600 (owned by the sudo user when run by sudo);
  * NULL and errno on failure */
 struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info);
+/* the same, `name` in the directory `dirfd`, which must not exist yet */
+struct tracefile_writer *tracefile__create_at(int dirfd, const char *name,
+					      const struct tracefile_info *info);
+/* bytes on disk so far (blocks still in memory not counted) */
+__u64 tracefile__bytes(const struct tracefile_writer *w);
 /* buffers `e`; a full buffer is compressed and written as one block */
 int tracefile__write(struct tracefile_writer *w, const struct gmt_hdr *e);
 /* writes the pending block if the last was written a second or more ago */

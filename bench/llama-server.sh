@@ -1,0 +1,96 @@
+#!/bin/bash
+# What tracing costs the real llama-server, untraced and with gpumemtrace
+# -p attached, in PAIRS alternating runs on one warm server: the decode
+# rate by the server's own `timings` (predicted_n / predicted_ms, over every
+# request of the run) and by the client's clock (tests/llama/client.py), the
+# prompt rate (prompt_n / prompt_ms). Prints a table, the median of the
+# paired ratios traced / untraced with their range, and what each BPF
+# program cost during the traced runs (kernel.bpf_stats_enabled), per
+# generated token.
+# Usage: sudo bench/llama-server.sh [PAIRS] [REQUESTS] [TOKENS] [-- SERVER ARGS]
+#   LLAMA_DIR: the build to run (default: tools/llama-server.sh's, the CPU
+#   backend; on lavapipe add -- -ngl 99 with GGML_VK_VISIBLE_DEVICES=0)
+#   GMT: the tracer (default ./gpumemtrace); GMT_ARGS: its options (say,
+#   --touch-sample 0); MODEL: a GGUF (default: a tiny
+#   random one, tools/tiny-gguf.mjs --embd 256 --layers 4)
+set -eu
+cd "$(dirname "$0")/.."
+pairs=${1:-10} n=${2:-8} tokens=${3:-64}
+shift $(($# < 3 ? $# : 3))
+[ "${1:-}" = -- ] && shift
+gmt=${GMT:-./gpumemtrace}
+dir=${LLAMA_DIR:-$(tools/llama-server.sh)}
+tmp=$(mktemp -d)
+srv=
+trap '[ -n "$srv" ] && kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"
+	sysctl -q kernel.bpf_stats_enabled=0' EXIT
+model=${MODEL:-$tmp/tiny.gguf}
+[ -n "${MODEL:-}" ] || node tools/tiny-gguf.mjs "$tmp/tiny.gguf" --embd 256 --layers 4 >/dev/null
+mkfifo "$tmp/log"
+"$dir/llama-server" -m "$model" --host 127.0.0.1 --port 0 -np 1 -c 4096 \
+	--cache-ram 0 "$@" >"$tmp/log" 2>&1 &
+srv=$!
+while IFS= read -r -t 120 line; do
+	[[ $line =~ listening\ on\ http://127\.0\.0\.1:([0-9]+) ]] && port=${BASH_REMATCH[1]} && break
+done <"$tmp/log"
+cat "$tmp/log" >/dev/null &
+drive() { # drive OUT: one run of the client; prints "server_tok_s client_tok_s prompt_tok_s tokens"
+	python3 tests/llama/client.py "$port" --requests "$n" --tokens "$tokens" --stream no \
+		--paths /completion >"$1"
+	python3 -c 'import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["requests"] if x.get("timings")]
+n = sum(x["timings"]["predicted_n"] for x in r)
+p = sum(x["timings"]["prompt_n"] for x in r)
+pms = sum(x["timings"]["prompt_ms"] for x in r)
+print(n * 1000 / sum(x["timings"]["predicted_ms"] for x in r), n * 1000 / sum(x["latency_ms"] for x in r),
+      p * 1000 / pms if pms else 0, n)' "$1"
+}
+stats() { # every BPF program: id name runs ns
+	bpftool prog show -j | jq -r '.[] | "\(.id) \(.name // "?") \(.run_cnt // 0) \(.run_time_ns // 0)"'
+}
+sysctl -q kernel.bpf_stats_enabled=1
+drive "$tmp/warm.json" >/dev/null
+: >"$tmp/progs"
+for i in $(seq "$pairs"); do
+	u=$(drive "$tmp/u.json")
+	stats >"$tmp/others" # the programs that are not the tracer's
+	rm -f "$tmp/gm"
+	mkfifo "$tmp/gm"
+	"$gmt" --no-tui --json ${GMT_ARGS:-} -p "$srv" >"$tmp/r.json" 2>"$tmp/gm" &
+	gm=$!
+	while IFS= read -r -t 60 line && [[ $line != *"tracing pid"* ]]; do :; done <"$tmp/gm"
+	cat "$tmp/gm" >/dev/null &
+	stats >"$tmp/before"
+	t=$(drive "$tmp/t.json")
+	stats >"$tmp/after"
+	# runs and time of each program during this traced drive
+	awk 'FILENAME == ARGV[1] { other[$1] = 1; next }
+		FILENAME == ARGV[2] { r[$1] = $3; ns[$1] = $4; next }
+		!($1 in other) { print $2, $3 - r[$1], $4 - ns[$1] }' \
+		"$tmp/others" "$tmp/before" "$tmp/after" >>"$tmp/progs"
+	kill -INT "$gm"
+	wait "$gm" || true
+	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json")"
+done >"$tmp/runs"
+echo "kernel $(uname -r), $(nproc) CPUs; $pairs pairs of $n requests of $tokens tokens, server $*; tracer ${GMT_ARGS:-}"
+echo
+echo "| pair | untraced tok/s (server) | traced tok/s (server) | untraced tok/s (client) | traced tok/s (client) | untraced prompt tok/s | traced prompt tok/s | requests in the report |"
+echo "|---|---|---|---|---|---|---|---|"
+awk '{ printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d |\n", NR, $1, $5, $2, $6, $3, $7, $9 }' "$tmp/runs"
+echo
+ratio() { # label: median, lowest and highest of the paired ratios on stdin
+	sort -n | awk -v l="$1" '{ a[NR] = $1 } END {
+		printf "%s: median %.3f (%.3f to %.3f)\n", l, a[int((NR + 1) / 2)], a[1], a[NR] }'
+}
+awk '{ print $5 / $1 }' "$tmp/runs" | ratio "traced/untraced decode rate, server timings"
+awk '{ print $6 / $2 }' "$tmp/runs" | ratio "traced/untraced decode rate, client clock"
+awk '$3 > 0 && $7 > 0 { print $7 / $3 }' "$tmp/runs" | ratio "traced/untraced prompt rate, server timings"
+echo
+echo "BPF programs during the traced runs ($(awk '{ s += $8 } END { print s }' "$tmp/runs") generated tokens; all"
+echo "invocations, the server's and other processes' that the pid filter turns away)"
+echo
+echo "| BPF program | runs | average ns per run | ns per generated token |"
+echo "|---|---|---|---|"
+awk -v tok="$(awk '{ s += $8 } END { print s }' "$tmp/runs")" '{ r[$1] += $2; ns[$1] += $3 }
+	END { for (p in r) if (r[p]) printf "| %s | %d | %.0f | %.1f |\n", p, r[p], ns[p] / r[p], ns[p] / tok }' \
+	"$tmp/progs" | sort -t'|' -k5 -gr

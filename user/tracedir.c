@@ -223,6 +223,17 @@ static void set_comm(struct pfile *f, const char *comm)
 		snprintf(f->comm, sizeof(f->comm), "pid");
 }
 
+/* closes f's file; the first error of all is what the caller hears of.
+ * A file that failed is lost from there: the others go on */
+static void drop(struct tracedir *d, struct pfile *f, int err)
+{
+	int cerr = tracefile__close(f->w);
+
+	f->w = NULL;
+	if (!d->err)
+		d->err = err ? err : cerr;
+}
+
 static int put(struct tracedir *d, struct pfile *f, const struct gmt_hdr *e)
 {
 	int err;
@@ -230,13 +241,8 @@ static int put(struct tracedir *d, struct pfile *f, const struct gmt_hdr *e)
 	if (!f->w)
 		return 0;
 	err = tracefile__write(f->w, e);
-	if (err) {
-		/* this file is lost from here: the others go on */
-		tracefile__close(f->w);
-		f->w = NULL;
-		if (!d->err)
-			d->err = err;
-	}
+	if (err)
+		drop(d, f, err);
 	return err;
 }
 
@@ -365,7 +371,6 @@ static bool process_gone(const struct gmt_hdr *e)
 int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 {
 	struct pfile *f, *t;
-	int err;
 
 	/* the host's records: into every file, and the start of later ones */
 	if (!e->pid || e->type == GMT_EV_SESSION) {
@@ -391,14 +396,10 @@ int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 	remember(f, e);
 	put(d, f, e);
 	if (process_gone(e)) {
-		err = tracefile__close(f->w);
-		f->w = NULL;
-		if (err && !d->err)
-			d->err = err;
+		drop(d, f, 0);
 		f->gone_ns = e->ts_ns ? e->ts_ns : 1;
 	} else if (f->w && tracefile__bytes(f->w) >= d->o.max_bytes) {
-		tracefile__close(f->w);
-		f->w = NULL;
+		drop(d, f, 0);
 		start_file(d, f, e->ts_ns);
 	}
 	return d->err;
@@ -419,20 +420,13 @@ int tracedir__tick(struct tracedir *d, __u64 now_ns)
 		if (!f->w)
 			continue;
 		if (d->o.max_age_ns && now_ns - f->opened_ns >= d->o.max_age_ns) {
-			err = tracefile__close(f->w);
-			f->w = NULL;
-			if (err && !d->err)
-				d->err = err;
+			drop(d, f, 0);
 			start_file(d, f, now_ns);
 			continue;
 		}
 		err = tracefile__tick(f->w, now_ns);
-		if (err) {
-			tracefile__close(f->w);
-			f->w = NULL;
-			if (!d->err)
-				d->err = err;
-		}
+		if (err)
+			drop(d, f, err);
 	}
 	return d->err;
 }

@@ -240,13 +240,14 @@ wait_line() {
 # The service: --watch finds the real llama-server by the GPU library it
 # maps (its Vulkan backend), Prometheus scrapes the tracer, the server
 # restarts and the new process is found and scraped while the old one
-# leaves the metrics; the verdicts are metrics; the recording of it all
-# replays with both processes
+# leaves the metrics; the verdicts are metrics; -o DIR keeps a file per
+# process, rotated by age, each file replaying alone with its own pid
 test_watch_service_follows_a_restarted_server() {
 	need_llama_server || return 1
 	need_prometheus || return 1
-	local mport first n
-	GMT_READY="watching" start_tracer --watch --metrics 0 --no-tui -o "$T/svc.gmt" --json || return 1
+	local mport first n f pid files
+	GMT_READY="watching" start_tracer --watch --metrics 0 --no-tui -o "$T/svc/" \
+		--rotate-age 1 --keep 1000 --json || return 1
 	mport=$(grep -oP 'metrics at http://127\.0\.0\.1:\K[0-9]+' "$T/gmt.err")
 	start_prometheus "127.0.0.1:$mport" || return 1
 	for round in 1 2; do
@@ -278,11 +279,39 @@ test_watch_service_follows_a_restarted_server() {
 	stop_server
 	kill -TERM "$GMT_PID"
 	wait_tracer || return 1
-	# the recording holds both servers, each with its requests
-	"$GMT" replay --json "$T/svc.gmt" >"$T/replay.json" || return 1
-	expect '[ "$(jq -c "[.processes[] | select(.comm == \"llama-server\") | .pid] | sort" "$T/replay.json")" = "$(jq -c -n "[$first, $SERVER_PID] | sort")" ]' \
-		"both servers in the recording: $(jq -c '[.processes[] | [.pid, .comm]]' "$T/replay.json")" || return 1
-	expect 'jq -e ".session.watch" "$T/replay.json" >/dev/null' "the session says --watch"
+	# a file per server, the first rotated into several by --rotate-age;
+	# each file is 0600 and replays alone with its own server and session
+	expect '[ "$(stat -c %a "$T/svc")" = 700 ]' "the directory is 0700: $(stat -c %a "$T/svc")" || return 1
+	for pid in "$first" "$SERVER_PID"; do
+		files=$(ls "$T/svc" | grep -c "^llama-server\.[0-9T]*\.$pid\(\.[0-9]*\)\?\.gmt$")
+		expect '[ "$files" -ge 1 ]' "a file for pid $pid: $(ls "$T/svc")" || return 1
+	done
+	files=$(ls "$T/svc" | grep -c "\.$first\.")
+	expect '[ "$files" -ge 2 ]' "pid $first's files rotated each second: $(ls -l "$T/svc")" || return 1
+	for f in "$T"/svc/*.gmt; do
+		pid=$(basename "$f" | sed -E 's/.*\.[0-9]{8}T[0-9]{6}\.([0-9]+)(\.[0-9]+)?\.gmt$/\1/')
+		expect '[ "$(stat -c %a "$f")" = 600 ]' "$f is $(stat -c %a "$f")" || return 1
+		"$GMT" replay --json "$f" >"$T/replay.json" 2>"$T/replay.err" || {
+			fail "$f does not replay: $(cat "$T/replay.err")"
+			return 1
+		}
+		expect '[ "$(jq -c "[.processes[] | .pid]" "$T/replay.json")" = "[$pid]" ]' \
+			"$(basename "$f") holds pid $pid alone: $(jq -c '[.processes[] | [.pid, .comm]]' "$T/replay.json")" || return 1
+		expect 'jq -e ".session.watch" "$T/replay.json" >/dev/null' "$(basename "$f"): the session says --watch" || return 1
+	done
+	# the requests, summed over a server's files, are the client's
+	for round in 1 2; do
+		pid=$first
+		[ "$round" = 2 ] && pid=$SERVER_PID
+		n=0
+		for f in "$T"/svc/*."$pid".gmt "$T"/svc/*."$pid".[0-9]*.gmt; do
+			[ -e "$f" ] || continue
+			"$GMT" replay --json "$f" >"$T/replay.json" || return 1
+			n=$((n + $(jq '[.processes[].requests[]? | select(.method == "POST")] | length' "$T/replay.json")))
+		done
+		want=$(jq '.requests | length' "$T/client$round.json")
+		expect '[ "$n" = "$want" ]' "pid $pid's files hold $n requests, the client sent $want" || return 1
+	done
 }
 
 # the systemd unit (dist/gpumemtrace.service): systemd-analyze accepts it,
@@ -309,7 +338,7 @@ test_service_unit_capabilities_suffice() {
 	printf '#!/bin/sh\nexec setpriv --bounding-set=-all,%s --inh-caps=-all -- "%s" "$@"\n' \
 		"$caps" "$GMT" >"$T/capped"
 	chmod +x "$T/capped"
-	GMT=$T/capped GMT_READY="watching" start_tracer --json --watch --no-tui || return 1
+	GMT=$T/capped GMT_READY="watching" start_tracer --json --watch --no-tui -o "$T/rec/" || return 1
 	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
 	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
 		"it found the program and its driver: $(tail -3 "$T/gmt.err")" || return 1
@@ -318,5 +347,10 @@ test_service_unit_capabilities_suffice() {
 	kill -TERM "$GMT_PID"
 	wait_tracer || return 1
 	jq '.processes |= map(select(.comm == "vkalloc"))' "$T/gmt.out" >"$T/vk.json"
-	check_vulkan "$T/vk.json" "$T/wl.json"
+	check_vulkan "$T/vk.json" "$T/wl.json" || return 1
+	# as the unit's ExecStart, a recording per process: the program's own
+	# replays alone with the same counts
+	expect '"$GMT" replay --json "$T"/rec/vkalloc.*.gmt >"$T/rec.json"' \
+		"the program's own recording: $(ls "$T/rec")" || return 1
+	check_vulkan "$T/rec.json" "$T/wl.json"
 }

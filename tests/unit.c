@@ -281,7 +281,9 @@ static void typed_sink(void *ctx, const struct gmt_hdr *e)
 static void test_tracedir_rotates(void)
 {
 	struct tracefile_info info = { .tool = "unit" };
-	struct tracedir_opts o = { .max_bytes = 8192, .keep = 3, .info = &info };
+	struct tracedir_opts o = {
+		.max_bytes = 8192, .max_age_ns = 3600000000000ull, .keep = 3, .info = &info
+	};
 	struct {
 		struct gmt_proc p;
 		char cmd[8];
@@ -299,7 +301,7 @@ static void test_tracedir_rotates(void)
 	struct gmt_exit ex = {};
 	struct gmt_mmap mm = {};
 	char dir[128], err[256], path[400];
-	unsigned int x = 1, llama = 0, worker = 0, bad = 0, other = 0, ended = 0;
+	unsigned int x = 1, llama = 0, worker = 0, idle = 0, bad = 0, other = 0, ended = 0;
 	struct tracedir *d;
 	struct dirent *de;
 	struct stat sb;
@@ -340,12 +342,25 @@ static void test_tracedir_rotates(void)
 		mm.len = x;
 		mm.stack_id = 7;
 		tracedir__write(d, &mm.hdr);
-		if (i % 100 == 99)
-			tracedir__tick(d, ts);
+		/* the live loop's clock, read before the records it drains,
+		 * can be behind their stamps */
+		if (i % 100 == 99) {
+			/* a quiet process, first seen just before a tick: one
+			 * file, as its few bytes and its hour never run out */
+			if (i == 99) {
+				event__init(&proc.p.hdr, GMT_EV_PROC, sizeof(proc), ts, 300);
+				snprintf(proc.p.comm, sizeof(proc.p.comm), "idle");
+				tracedir__write(d, &proc.p.hdr);
+			}
+			event__init(&mm.hdr, GMT_EV_MMAP, sizeof(mm), ts, 300);
+			tracedir__write(d, &mm.hdr);
+			tracedir__tick(d, ts - 5000000);
+		}
 		if (i == 1000) { /* the worker exits: a late record of it is dropped */
 			event__init(&ex.hdr, GMT_EV_EXIT, sizeof(ex), ts, 200);
 			ex.group_dead = 1;
 			tracedir__write(d, &ex.hdr);
+			tracedir__tick(d, ts - 5000000);
 		}
 	}
 	ASSERT_EQ(tracedir__close(d), 0, "no write error");
@@ -365,6 +380,8 @@ static void test_tracedir_rotates(void)
 			llama++;
 		else if (!strncmp(de->d_name, "work_1_x.", 9))
 			worker++;
+		else if (!strncmp(de->d_name, "idle.", 5))
+			idle++;
 		else if (++other)
 			printf("# not a process's name: %s\n", de->d_name);
 		if (stat(path, &sb) || (sb.st_mode & 0777) != 0600 ||
@@ -383,7 +400,9 @@ static void test_tracedir_rotates(void)
 		ended += t.pid[t.n - 1] == 200 && t.type[t.n - 1] == GMT_EV_EXIT;
 	}
 	closedir(dd);
-	printf("# %u files of llama-server, %u of the worker, %u others\n", llama, worker, other);
+	printf("# %u files of llama-server, %u of the worker, %u of the quiet one, %u others\n",
+	       llama, worker, idle, other);
+	ASSERT_EQ(idle, 1, "a quiet process: no rotation by size or age");
 	ASSERT_EQ(llama, 3, "rotated, and the oldest removed past --keep 3");
 	ASSERT_TRUE(worker >= 1 && worker <= 3, "the worker's files");
 	ASSERT_EQ(ended, 1, "the worker's last file ends at its exit, none after it");

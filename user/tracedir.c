@@ -412,14 +412,16 @@ int tracedir__tick(struct tracedir *d, __u64 now_ns)
 
 	HASH_ITER(hh, d->by_pid, f, t)
 	{
-		if (f->gone_ns && now_ns - f->gone_ns >= GONE_NS) {
+		/* now_ns, read before the last records were drained, may be
+		 * older than their stamps */
+		if (f->gone_ns && now_ns >= f->gone_ns + GONE_NS) {
 			HASH_DEL(d->by_pid, f);
 			pfile_free(f);
 			continue;
 		}
 		if (!f->w)
 			continue;
-		if (d->o.max_age_ns && now_ns - f->opened_ns >= d->o.max_age_ns) {
+		if (d->o.max_age_ns && now_ns >= f->opened_ns + d->o.max_age_ns) {
 			drop(d, f, 0);
 			start_file(d, f, now_ns);
 			continue;

@@ -214,7 +214,7 @@ $(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c $(VMLINUX)
 
 $(OUTPUT)/bench/floor: bench/floor.c
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $< -lbpf -lelf -lz -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -static $< -lbpf -lelf -lzstd -lz -o $@
 
 # what the verdicts and a live-view frame cost as a run grows
 $(OUTPUT)/bench/verdicts: bench/verdicts.c $(CORE_OBJS)

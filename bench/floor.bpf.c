@@ -16,4 +16,13 @@ int floor_return(void *ctx)
 	return 0;
 }
 
+/* for the syscall tracepoints: the pid test every program makes, no more */
+const volatile __u32 floor_pid;
+
+SEC("tracepoint")
+int floor_tp(void *ctx)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == floor_pid;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

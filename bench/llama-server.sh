@@ -1,6 +1,8 @@
 #!/bin/bash
-# What tracing costs the real llama-server, untraced and with gpumemtrace
-# -p attached, in PAIRS alternating runs on one warm server: the decode
+# What tracing costs the real llama-server, in PAIRS rounds on one warm
+# server, each untraced, then with the floor (empty uprobe programs where
+# gpumemtrace probes llama.cpp: what any uprobe tracer pays), then with
+# gpumemtrace -p attached: the decode
 # rate by the server's own `timings` (predicted_n / predicted_ms, over every
 # request of the run) and by the client's clock (tests/llama/client.py), the
 # prompt rate (prompt_n / prompt_ms). Prints a table, the median of the
@@ -8,6 +10,7 @@
 # program cost during the traced runs (kernel.bpf_stats_enabled), per
 # generated token.
 # Usage: sudo bench/llama-server.sh [PAIRS] [REQUESTS] [TOKENS] [-- SERVER ARGS]
+#   (after make bench: the floor is .output/bench/floor)
 #   LLAMA_DIR: the build to run (default: tools/llama-server.sh's, the CPU
 #   backend; on lavapipe add -- -ngl 99 with GGML_VK_VISIBLE_DEVICES=0)
 #   GMT: the tracer (default ./gpumemtrace); GMT_ARGS: its options (say,
@@ -23,7 +26,7 @@ dir=${LLAMA_DIR:-$(tools/llama-server.sh)}
 tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"
-	sysctl -q kernel.bpf_stats_enabled=0' EXIT
+	sysctl -q kernel.bpf_stats_enabled=0 || true' EXIT
 model=${MODEL:-$tmp/tiny.gguf}
 [ -n "${MODEL:-}" ] || node tools/tiny-gguf.mjs "$tmp/tiny.gguf" --embd 256 --layers 4 >/dev/null
 mkfifo "$tmp/log"
@@ -45,14 +48,31 @@ pms = sum(x["timings"]["prompt_ms"] for x in r)
 print(n * 1000 / sum(x["timings"]["predicted_ms"] for x in r), n * 1000 / sum(x["latency_ms"] for x in r),
       p * 1000 / pms if pms else 0, n)' "$1"
 }
-stats() { # every BPF program: id name runs ns
+stats() { # every BPF program: id name runs ns (none without bpftool and jq)
+	command -v bpftool >/dev/null && command -v jq >/dev/null || return 0
 	bpftool prog show -j | jq -r '.[] | "\(.id) \(.name // "?") \(.run_cnt // 0) \(.run_time_ns // 0)"'
 }
-sysctl -q kernel.bpf_stats_enabled=1
+# the floor: empty programs where gpumemtrace probes llama.cpp (entry and
+# return of llama_decode and llama_encode, entry of llama_synchronize)
+lib=$(readlink -f "$dir/libllama.so")
+floor_on() {
+	coproc FL { .output/bench/floor .output/bench/floor.bpf.o "$srv" "$lib" \
+		llama_decode llama_encode llama_synchronize:entry; }
+	read -r -t 30 line <&"${FL[0]}"
+	[ "$line" = attached ] || { echo "the floor did not attach: $line" >&2; exit 1; }
+}
+floor_off() {
+	eval "exec ${FL[1]}>&-"
+	wait "$FL_PID"
+}
+sysctl -q kernel.bpf_stats_enabled=1 || true
 drive "$tmp/warm.json" >/dev/null
 : >"$tmp/progs"
 for i in $(seq "$pairs"); do
 	u=$(drive "$tmp/u.json")
+	floor_on
+	f=$(drive "$tmp/f.json")
+	floor_off
 	stats >"$tmp/others" # the programs that are not the tracer's
 	rm -f "$tmp/gm"
 	mkfifo "$tmp/gm"
@@ -61,31 +81,41 @@ for i in $(seq "$pairs"); do
 	while IFS= read -r -t 60 line && [[ $line != *"tracing pid"* ]]; do :; done <"$tmp/gm"
 	cat "$tmp/gm" >/dev/null &
 	stats >"$tmp/before"
+	c0=$(awk '{ print $14 + $15 }' "/proc/$gm/stat")
 	t=$(drive "$tmp/t.json")
+	c1=$(awk '{ print $14 + $15 }' "/proc/$gm/stat")
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$gm/status")
 	stats >"$tmp/after"
 	# runs and time of each program during this traced drive
-	awk 'FILENAME == ARGV[1] { other[$1] = 1; next }
+	[ -s "$tmp/after" ] && awk 'FILENAME == ARGV[1] { other[$1] = 1; next }
 		FILENAME == ARGV[2] { r[$1] = $3; ns[$1] = $4; next }
 		!($1 in other) { print $2, $3 - r[$1], $4 - ns[$1] }' \
 		"$tmp/others" "$tmp/before" "$tmp/after" >>"$tmp/progs"
 	kill -INT "$gm"
 	wait "$gm" || true
-	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json")"
+	# u: 1-4, t: 5-8, requests in the report 9, f: 10-13, tracer CPU ms and peak RSS KiB 14-15
+	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json") $f $(((c1 - c0) * 1000 / $(getconf CLK_TCK))) $rss"
 done >"$tmp/runs"
-echo "kernel $(uname -r), $(nproc) CPUs; $pairs pairs of $n requests of $tokens tokens, server $*; tracer ${GMT_ARGS:-}"
+echo "kernel $(uname -r), $(nproc) CPUs; $pairs rounds of $n requests of $tokens tokens, server $*; tracer ${GMT_ARGS:-}"
 echo
-echo "| pair | untraced tok/s (server) | traced tok/s (server) | untraced tok/s (client) | traced tok/s (client) | untraced prompt tok/s | traced prompt tok/s | requests in the report |"
-echo "|---|---|---|---|---|---|---|---|"
-awk '{ printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d |\n", NR, $1, $5, $2, $6, $3, $7, $9 }' "$tmp/runs"
+echo "| round | untraced tok/s (server) | floor tok/s | traced tok/s | untraced tok/s (client) | floor | traced | untraced prompt tok/s | floor | traced | requests in the report | tracer CPU ms | tracer peak RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+awk '{ printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.1f |\n",
+	NR, $1, $10, $5, $2, $11, $6, $3, $12, $7, $9, $14, $15 / 1024 }' "$tmp/runs"
 echo
 ratio() { # label: median, lowest and highest of the paired ratios on stdin
 	sort -n | awk -v l="$1" '{ a[NR] = $1 } END {
 		printf "%s: median %.3f (%.3f to %.3f)\n", l, a[int((NR + 1) / 2)], a[1], a[NR] }'
 }
 awk '{ print $5 / $1 }' "$tmp/runs" | ratio "traced/untraced decode rate, server timings"
+awk '{ print $10 / $1 }' "$tmp/runs" | ratio "floor/untraced decode rate, server timings"
+awk '{ print $5 / $10 }' "$tmp/runs" | ratio "traced/floor decode rate, server timings"
 awk '{ print $6 / $2 }' "$tmp/runs" | ratio "traced/untraced decode rate, client clock"
 awk '$3 > 0 && $7 > 0 { print $7 / $3 }' "$tmp/runs" | ratio "traced/untraced prompt rate, server timings"
+awk '{ print 1e6 / $5 - 1e6 / $1 }' "$tmp/runs" | ratio "us added per generated token, traced"
+awk '{ print 1e6 / $10 - 1e6 / $1 }' "$tmp/runs" | ratio "us added per generated token, floor"
 echo
+[ -s "$tmp/progs" ] || exit 0
 echo "BPF programs during the traced runs ($(awk '{ s += $8 } END { print s }' "$tmp/runs") generated tokens; all"
 echo "invocations, the server's and other processes' that the pid filter turns away)"
 echo

@@ -557,7 +557,8 @@ enum gmt_decode_kind {
 	GMT_DEC_ENCODE = 2,	/* llama_encode */
 	GMT_DEC_IMAGE = 3,	/* mtmd_encode_chunk: an image or audio chunk */
 	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
-	GMT_DEC_SYNC = 5,	/* llama_synchronize: the last decode's work is done */
+	GMT_DEC_SYNC = 5,	/* llama_synchronize, stamped at its entry (before
+				 * 2026-12-04, at its return) */
 };
 
 #define GMT_DECODE_SEQS 16 /* sequences told apart in one batch */

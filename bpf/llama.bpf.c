@@ -61,6 +61,32 @@ static __always_inline bool is_batch_call(__u32 kind)
 	return kind == GMT_DEC_DECODE || kind == GMT_DEC_ENCODE;
 }
 
+/* llama_synchronize: only when it is called matters. llama-server calls it
+ * before it samples each slot and once after the last, so the entry of the
+ * call after a slot's own is when that slot's token was done (the one
+ * before waited for the device); one trap a call instead of two, on a path
+ * taken twice or more per generated token */
+SEC("uprobe")
+int llama_mark(struct pt_regs *ctx)
+{
+	struct gmt_decode *e;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = gmt_reserve(sizeof(*e), GMT_EV_DECODE, GMT_SRC_DECODE);
+	if (!e)
+		return 0;
+	e->dur_ns = 0;
+	e->kind = GMT_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
+	e->ret = 0;
+	e->n_tokens = 0;
+	e->embd = 0;
+	e->nr_seqs = 0;
+	e->scanned = 0;
+	gmt_submit(e);
+	return 0;
+}
+
 SEC("uprobe")
 int llama_enter(struct pt_regs *ctx)
 {

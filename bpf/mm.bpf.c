@@ -245,6 +245,37 @@ static __always_inline __u32 fd_class(int fd)
 	return inode_fd_class(BPF_CORE_READ(f, f_inode));
 }
 
+/* The stacks of large mmaps the reader was woken for, by process and a hash
+ * of the addresses. It symbolizes each stack once (the maps must be read
+ * while the process lives) and knows a repeat by its addresses, so a repeat
+ * need not wake it: a program mapping from one place a million times wakes
+ * it once. LRU: a stack forgotten only wakes it again. */
+struct stack_key {
+	__u32 tgid, n;
+	__u64 hash;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct stack_key);
+	__type(value, __u8);
+} mmap_stacks_woken SEC(".maps");
+
+static __always_inline bool stack_is_new(__u32 tgid, const __u64 *ips, __u32 n)
+{
+	struct stack_key k = { .tgid = tgid, .n = n, .hash = 14695981039346656037ull };
+	__u8 one = 1;
+	__u32 i;
+
+	for (i = 0; i < GMT_MAX_STACK && i < n; i++)
+		k.hash = (k.hash ^ ips[i]) * 1099511628211ull; /* FNV-1a, by word */
+	if (bpf_map_lookup_elem(&mmap_stacks_woken, &k))
+		return false;
+	bpf_map_update_elem(&mmap_stacks_woken, &k, &one, BPF_ANY);
+	return true;
+}
+
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 {
@@ -274,7 +305,8 @@ int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 			e->nr_ips = n / sizeof(__u64);
 	}
 	e->hdr.len = sizeof(*e) + e->nr_ips * sizeof(__u64);
-	if (e->nr_ips || (e->prot & PROT_EXEC))
+	if ((e->prot & PROT_EXEC) ||
+	    (e->nr_ips && stack_is_new(bpf_get_current_pid_tgid() >> 32, e->ips, e->nr_ips)))
 		gmt_submit_now(e);
 	else
 		gmt_submit(e);

@@ -9,6 +9,7 @@
  * --hold FIFO   read one byte from FIFO before exiting
  * --fork        do the steps in a child process too
  * --churn N     then N small mmap/munmap pairs (fills a ring buffer)
+ * --churn-kib K each of K KiB, its first page touched (default 4, untouched)
  * --spawn N     then N short-lived children, one after another, each
  *               touching 64 KiB (a job runner over a long run)
  * --http N      then N HTTP/1.1 requests to itself over loopback TCP, one
@@ -143,15 +144,20 @@ static void run_threads(int n)
 			pthread_join(t, NULL);
 }
 
-static void churn(long n)
+static void churn(long n, long kib)
 {
+	size_t len = kib << 10;
 	long i;
 
 	for (i = 0; i < n; i++) {
-		void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = mmap(NULL, len, PROT_READ | (kib > 4 ? PROT_WRITE : 0),
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (p != MAP_FAILED)
-			munmap(p, 4096);
+		if (p == MAP_FAILED)
+			continue;
+		if (kib > 4)
+			*(volatile char *)p = 1;
+		munmap(p, len);
 	}
 }
 
@@ -294,7 +300,7 @@ int main(int argc, char **argv)
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
-	long step_mib = 16, step_ms = 0, churn_n = 0, spare_mib = 0, steps_ns, churn_ns;
+	long step_mib = 16, step_ms = 0, churn_n = 0, churn_kib = 4, spare_mib = 0, steps_ns, churn_ns;
 	long spawn_n = 0, http_reqs = 0;
 	long entries = 0, entry_kib = 96;
 	int secret = 0;
@@ -324,6 +330,8 @@ int main(int argc, char **argv)
 			out = v, i++;
 		else if (!strcmp(argv[i], "--churn"))
 			churn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--churn-kib"))
+			churn_kib = atol(v) > 4 ? atol(v) : 4, i++;
 		else if (!strcmp(argv[i], "--spawn"))
 			spawn_n = atol(v), i++;
 		else if (!strcmp(argv[i], "--http"))
@@ -360,7 +368,7 @@ int main(int argc, char **argv)
 			  &t);
 	steps_ns = now_ns() - steps_ns;
 	churn_ns = now_ns();
-	churn(churn_n);
+	churn(churn_n, churn_kib);
 	spawn(spawn_n);
 	http(http_reqs);
 	churn_ns = now_ns() - churn_ns;

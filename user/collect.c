@@ -936,6 +936,7 @@ static void start_gpu(struct collect *c)
 		.ret = attach__skel(c->a)->progs.gpu_return,
 		.llama_enter = attach__skel(c->a)->progs.llama_enter,
 		.llama_ret = attach__skel(c->a)->progs.llama_return,
+		.llama_mark = attach__skel(c->a)->progs.llama_mark,
 		.sink = c->o->sink,
 		.ctx = c->o->ctx,
 	};

@@ -198,8 +198,23 @@ static int attach_pair(struct gpulib *g, struct bpf_program *enter, struct bpf_p
 	return 0;
 }
 
+/* an entry probe alone */
+static int attach_entry(struct gpulib *g, struct bpf_program *prog, const char *path, __u64 off,
+			__u64 cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(prog, g->o.all_pids ? -1 : g->o.pid, path, off, &uo);
+	if (!l || add_link(g, l))
+		return -errno;
+	return 0;
+}
+
 static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func)
 {
+	if (func == 0x8000 + GMT_DEC_SYNC)
+		return attach_entry(g, g->o.llama_mark, path, off, GMT_DEC_SYNC);
 	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
 		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
 	return attach_pair(g, g->o.enter, g->o.ret, path, off, gpufuncs__cookie(func));

@@ -15,7 +15,8 @@
  * rate: after a batch it samples its slots in slot order, each beginning
  * with llama_synchronize (a decode may return before the backend ran it),
  * and one more synchronize follows the last, so a sequence's token is done
- * at the synchronize after the one its sampling began with; see
+ * at the synchronize after the one its sampling began with (its entry:
+ * the one before has waited for the device); see
  * model_req__tokens_per_s for programs that do not synchronize.
  *
  * A request is tied to its run from the outside, once it has ended: a run
@@ -645,7 +646,7 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 	}
 }
 
-/* llama_synchronize returned on the thread of the last decode: the sequence
+/* llama_synchronize called on the thread of the last decode: the sequence
  * whose turn it was is sampled (see the top); with fewer calls than that,
  * the last one says when */
 static void synced(struct model_proc *p, const struct gmt_decode *e)

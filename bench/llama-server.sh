@@ -68,7 +68,7 @@ floor_off() {
 sysctl -q kernel.bpf_stats_enabled=1 || true
 drive "$tmp/warm.json" >/dev/null
 : >"$tmp/progs"
-for i in $(seq "$pairs"); do
+for _ in $(seq "$pairs"); do
 	u=$(drive "$tmp/u.json")
 	floor_on
 	f=$(drive "$tmp/f.json")
@@ -76,6 +76,7 @@ for i in $(seq "$pairs"); do
 	stats >"$tmp/others" # the programs that are not the tracer's
 	rm -f "$tmp/gm"
 	mkfifo "$tmp/gm"
+	# shellcheck disable=SC2086 # GMT_ARGS: words
 	"$gmt" --no-tui --json ${GMT_ARGS:-} -p "$srv" >"$tmp/r.json" 2>"$tmp/gm" &
 	gm=$!
 	while IFS= read -r -t 60 line && [[ $line != *"tracing pid"* ]]; do :; done <"$tmp/gm"

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 reps=${1:-7}
 wl=$PWD/.output/tests/workload
 tmp=$(mktemp -d)
-idle= gmt=
+idle='' gmt=''
 trap '[ -n "$gmt" ] && kill -INT $gmt 2>/dev/null; [ -n "$idle" ] && kill $idle 2>/dev/null;
 	wait 2>/dev/null; rm -rf "$tmp"' EXIT
 

@@ -300,7 +300,8 @@ int main(int argc, char **argv)
 	const char *wait = NULL, *hold = NULL, *out = NULL;
 	FILE *f = stdout;
 	int i, steps = 8, do_fork = 0, threads = 0;
-	long step_mib = 16, step_ms = 0, churn_n = 0, churn_kib = 4, spare_mib = 0, steps_ns, churn_ns;
+	long step_mib = 16, step_ms = 0, churn_n = 0, churn_kib = 4, spare_mib = 0, steps_ns,
+	     churn_ns;
 	long spawn_n = 0, http_reqs = 0;
 	long entries = 0, entry_kib = 96;
 	int secret = 0;

@@ -20,7 +20,7 @@ struct gpulib_opts {
 	bool quiet;			 /* no "attached" lines on stderr */
 	struct bpf_program *enter, *ret; /* GPU API calls */
 	struct bpf_program *llama_enter, *llama_ret; /* llama.cpp's decode calls */
-	struct bpf_program *llama_mark; /* and those timed by their entry alone */
+	struct bpf_program *llama_mark;		     /* those timed by their entry */
 	gmt_sink_fn sink;			     /* PROBE and GPU_DEVICE records go here */
 	void *ctx;
 };

@@ -350,8 +350,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
 		if (!a->watch && a->output && tracedir__is_dir(a->output))
-			argp_error(state, "%s is a directory: -o DIR, a file per process, goes "
-					  "with --watch; give -o FILE", a->output);
+			argp_error(state,
+				   "%s is a directory: -o DIR, a file per process, goes "
+				   "with --watch; give -o FILE",
+				   a->output);
 		if ((a->rotate_bytes || a->rotate_age || a->keep) &&
 		    !(a->watch && a->output && tracedir__is_dir(a->output)))
 			argp_error(state, "--rotate-size, --rotate-age and --keep go with --watch "

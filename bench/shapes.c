@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* How often the shape verdicts are wrong, and how soon a leak is found.
  *   bench/shapes [SERIES]   (default 1000 of each kind, length and scale)
- * Controls at 10, 30, 100 and 1000 requests, at two scales (a 100 KiB
- * level and an 8 GiB one): the share called a leak, a cache, or growing
+ * Controls at 10, 30, 100 and 1000 requests, at three scales (a 100 KiB
+ * level, an 8 GiB one, and a 100 MiB one in steps of 256 KiB, whose
+ * samples often repeat exactly, as a real process's RSS does between
+ * requests that touch nothing new): the share called a leak, a cache, or growing
  * (too early to tell). Then leaks of 1%, 0.1% and 0.01% of the level per
  * request under each noise: the share found by 10, 30, 100 and 1000
  * requests, and the median request at which they were first called a leak.
@@ -26,29 +28,33 @@ static int cmp_size(const void *a, const void *b)
 static void controls(long count)
 {
 	static const size_t lens[] = { 10, 30, 100, 1000 };
-	static const double scales[] = { 100 * 1024.0, 8.0 * (1 << 30) };
+	static const double scales[] = { 100 * 1024.0, 8.0 * (1 << 30), 100.0 * (1 << 20) };
+	static const double quanta[] = { 0, 0, 256 << 10 };
+	static const char *const names[] = { "100 KiB", "8 GiB", "100 MiB in 256 KiB" };
 	struct series_rng rng = { 0x9e3779b97f4a7c15ull };
 	double *y = malloc(1000 * sizeof(*y));
 	struct shape_result r;
 	long i, c[7];
-	size_t l, s;
+	size_t l, s, j;
 	int k;
 
 	printf("| control | requests | scale | leak | cache | growing (too early) | settled | "
 	       "step | steady |\n|---|---|---|---|---|---|---|---|---|\n");
 	for (k = 0; k < SER_CONTROLS; k++)
 		for (l = 0; l < 4; l++)
-			for (s = 0; s < 2; s++) {
+			for (s = 0; s < 3; s++) {
 				for (i = 0; i < 7; i++)
 					c[i] = 0;
 				for (i = 0; i < count; i++) {
 					series__make(k, lens[l], scales[s], 0, &rng, y);
+					for (j = 0; quanta[s] && j < lens[l]; j++)
+						y[j] = round(y[j] / quanta[s]) * quanta[s];
 					analyze__shape(y, lens[l], MATERIAL * scales[s], &r);
 					c[r.shape]++;
 				}
 				printf("| %s | %zu | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | "
 				       "%.1f%% | %.1f%% |\n",
-				       series__name(k), lens[l], s ? "8 GiB" : "100 KiB",
+				       series__name(k), lens[l], names[s],
 				       100.0 * c[SHAPE_LEAK] / count,
 				       100.0 * c[SHAPE_BOUNDED] / count,
 				       100.0 * c[SHAPE_GROWING] / count,
@@ -94,9 +100,9 @@ static void detection(long count)
 				by[3] += first[i] <= 1000;
 			}
 			qsort(first, count, sizeof(*first), cmp_size);
-			printf("| %s | %g%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | ", series__name(k),
-			       rates[q] * 100, 100.0 * by[0] / count, 100.0 * by[1] / count,
-			       100.0 * by[2] / count, 100.0 * by[3] / count);
+			printf("| %s | %g%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | ",
+			       series__name(k), rates[q] * 100, 100.0 * by[0] / count,
+			       100.0 * by[1] / count, 100.0 * by[2] / count, 100.0 * by[3] / count);
 			if (first[count / 2] == (size_t)-1)
 				printf("not by 1000 |\n");
 			else

@@ -1311,6 +1311,22 @@ static void test_analyze_shapes(void)
 		ASSERT_TRUE(r.shape == SHAPE_BOUNDED || r.shape == SHAPE_SETTLED,
 			    "a cache whose last entry landed late levelled off");
 	}
+	/* the real llama-server, --cache-ram 40, its host heap after each of
+	 * 28 requests, as measured under a loaded CPU: two requests of the
+	 * eight that filled the cache touched nothing new, so the rise has
+	 * two steps of exactly nothing, neither up nor down */
+	{
+		static const double h[] = { 51097600,  58175488,  70234112,  82554880,
+					    95137792,  95137792,  107196416, 107196416,
+					    119517184, 119517184, 119517184, 119517184,
+					    119517184, 119517184, 119517184, 119779328 };
+		double y[28];
+
+		for (i = 0; i < 28; i++)
+			y[i] = h[i < 16 ? i : 15];
+		analyze__shape(y, 28, 2185380, &r);
+		ASSERT_EQ(r.shape, SHAPE_BOUNDED, "a cache that filled on six requests of eight");
+	}
 	/* a long series is binned, and still judged */
 	double *big = malloc(1200 * sizeof(*big));
 

@@ -557,8 +557,8 @@ enum gmt_decode_kind {
 	GMT_DEC_ENCODE = 2,	/* llama_encode */
 	GMT_DEC_IMAGE = 3,	/* mtmd_encode_chunk: an image or audio chunk */
 	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
-	GMT_DEC_SYNC = 5,	/* llama_synchronize, stamped at its entry (before
-				 * 2026-12-04, at its return) */
+	GMT_DEC_SYNC = 5,	/* llama_synchronize, at its return; in
+				 * llama-server at its entry (dur_ns 0) */
 };
 
 #define GMT_DECODE_SEQS 16 /* sequences told apart in one batch */

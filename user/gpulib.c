@@ -211,9 +211,26 @@ static int attach_entry(struct gpulib *g, struct bpf_program *prog, const char *
 	return 0;
 }
 
-static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func)
+/* llama-server calls llama_synchronize before it samples each slot and once
+ * after the last, so the entry of the call after a slot's own says when its
+ * token was done: its entry alone is probed, one trap instead of two on a
+ * call made twice a token. Other programs (node-llama-cpp) synchronize once
+ * after a decode, and only the call's return says when the device was done */
+static bool entry_sync(__u32 pid)
 {
-	if (func == 0x8000 + GMT_DEC_SYNC)
+	char comm[32];
+
+	if (!pid)
+		return false;
+	procfs__read(pid, "comm", comm, sizeof(comm));
+	comm[strcspn(comm, "\n")] = 0;
+	return !strcmp(comm, "llama-server");
+}
+
+static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func,
+		       bool sync_entry)
+{
+	if (func == 0x8000 + GMT_DEC_SYNC && sync_entry)
 		return attach_entry(g, g->o.llama_mark, path, off, GMT_DEC_SYNC);
 	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
 		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
@@ -460,7 +477,8 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 	/* the uprobes go on the very file opened, not on what a path names */
 	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", lib);
 	for (i = 0; i < p->n; i++)
-		if (attach_func(g, by_fd, p->off[i], p->func[i]))
+		if (attach_func(g, by_fd, p->off[i], p->func[i],
+				role == R_LLAMA && entry_sync(pid)))
 			failed++;
 	close(lib);
 	base = strrchr(path, '/');

@@ -647,12 +647,16 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 }
 
 /* llama_synchronize called on the thread of the last decode: the sequence
- * whose turn it was is sampled (see the top); with fewer calls than that,
- * the last one says when */
+ * whose turn it was is sampled (see the top). A call stamped at its return
+ * (recorded before 2026-12-04) says when the device was done, so with fewer
+ * calls than that the last one says when. One stamped at its entry (no
+ * duration) says so only as the call after a sequence's own: a program
+ * that synchronizes once after each decode (node-llama-cpp) calls it before
+ * the device has run the batch, and its rate is taken by its decodes */
 static void synced(struct model_proc *p, const struct gmt_decode *e)
 {
 	size_t i;
-	__u32 n;
+	__u32 n, rank;
 
 	if (e->hdr.tid != p->last_decode_tid)
 		return;
@@ -660,7 +664,8 @@ static void synced(struct model_proc *p, const struct gmt_decode *e)
 	for (i = 0; i < p->nr_last_batch; i++) {
 		struct model_tally *t = &p->runs[p->last_batch[i] - 1].t;
 
-		if (p->last_batch_rank[i] == NO_RANK || n > p->last_batch_rank[i] + 2u)
+		rank = p->last_batch_rank[i];
+		if (rank == NO_RANK || n > rank + 2u || (!e->dur_ns && n != rank + 2u))
 			continue;
 		if (t->gen_decodes)
 			t->gen_sync_ts = e->hdr.ts_ns;

@@ -302,6 +302,7 @@ static void test_tracedir_rotates(void)
 	struct gmt_mmap mm = {};
 	char dir[128], err[256], path[400];
 	unsigned int x = 1, llama = 0, worker = 0, idle = 0, bad = 0, other = 0, ended = 0;
+	bool foreign, foreign_kept = false;
 	struct tracedir *d;
 	struct dirent *de;
 	struct stat sb;
@@ -317,6 +318,16 @@ static void test_tracedir_rotates(void)
 	d = tracedir__open(&o, err, sizeof(err));
 	if (!ASSERT_TRUE(d != NULL, err))
 		return;
+	/* a file of another user under our name, dated ahead: --keep neither
+	 * counts nor removes it (as root, which can give it away) */
+	snprintf(path, sizeof(path), "%sllama-server.20991231T000000.7.gmt", dir);
+	i = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	foreign = i >= 0 && !fchown(i, 65534, 65534) &&
+		  !futimens(i, (struct timespec[]){ { 4102444800, 0 }, { 4102444800, 0 } });
+	if (i >= 0)
+		close(i);
+	if (!foreign)
+		unlink(path);
 	event__init(&ses.s.hdr, GMT_EV_SESSION, sizeof(ses), ts, 0);
 	ses.s.flags = GMT_SESSION_WATCH;
 	tracedir__write(d, &ses.s.hdr);
@@ -375,6 +386,10 @@ static void test_tracedir_rotates(void)
 
 		if (de->d_name[0] == '.')
 			continue;
+		if (!strcmp(de->d_name, "llama-server.20991231T000000.7.gmt")) {
+			foreign_kept = true;
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s%s", dir, de->d_name);
 		if (!strncmp(de->d_name, "llama-server.", 13))
 			llama++;
@@ -403,6 +418,8 @@ static void test_tracedir_rotates(void)
 	printf("# %u files of llama-server, %u of the worker, %u of the quiet one, %u others\n",
 	       llama, worker, idle, other);
 	ASSERT_EQ(idle, 1, "a quiet process: no rotation by size or age");
+	if (foreign)
+		ASSERT_TRUE(foreign_kept, "another user's file under our name is left alone");
 	ASSERT_EQ(llama, 3, "rotated, and the oldest removed past --keep 3");
 	ASSERT_TRUE(worker >= 1 && worker <= 3, "the worker's files");
 	ASSERT_EQ(ended, 1, "the worker's last file ends at its exit, none after it");

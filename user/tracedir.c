@@ -170,7 +170,9 @@ static bool open_now(const struct tracedir *d, const char *name)
 	return false;
 }
 
-/* the oldest files of a name past --keep go */
+/* the oldest files of a name past --keep go; only the tracer's own: in a
+ * directory others may write, files planted under our names (and dated
+ * ahead) must not make it remove its recordings, nor be removed by it */
 static void prune(struct tracedir *d, const char *comm)
 {
 	struct aged *files = NULL, *grown;
@@ -187,7 +189,8 @@ static void prune(struct tracedir *d, const char *comm)
 	}
 	while ((de = readdir(dir))) {
 		if (!ours(de->d_name, comm) ||
-		    fstatat(d->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		    fstatat(d->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 			continue;
 		if (!(grown = realloc(files, (n + 1) * sizeof(*files))))
 			break;

@@ -23,12 +23,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	obj = bpf_object__open_file(argv[1], NULL);
-	if (!obj)
+	if (!obj) {
+		fprintf(stderr, "floor: cannot open %s\n", argv[1]);
 		return 1;
+	}
 	bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"),
 				   &(__u32){ atoi(argv[2]) }, sizeof(__u32));
-	if (bpf_object__load(obj))
+	if (bpf_object__load(obj)) {
+		fprintf(stderr, "floor: cannot load %s\n", argv[1]);
 		return 1;
+	}
 	enter = bpf_object__find_program_by_name(obj, "floor_enter");
 	ret = bpf_object__find_program_by_name(obj, "floor_return");
 	for (i = 4; i < argc; i++) {
@@ -39,22 +43,25 @@ int main(int argc, char **argv)
 			*name++ = 0;
 			if (!bpf_program__attach_tracepoint(
 				    bpf_object__find_program_by_name(obj, "floor_tp"), tp, name))
-				return 1;
+				goto fail;
 			continue;
 		}
 		if (entry)
 			*entry = 0;
 		if (!bpf_program__attach_uprobe_opts(enter, atoi(argv[2]), argv[3], 0, &o))
-			return 1;
+			goto fail;
 		if (entry)
 			continue;
 		o.retprobe = true;
 		if (!bpf_program__attach_uprobe_opts(ret, atoi(argv[2]), argv[3], 0, &o))
-			return 1;
+			goto fail;
 	}
 	printf("attached\n");
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
 	return 0;
+fail:
+	fprintf(stderr, "floor: cannot attach to %s in %s\n", argv[i], argv[3]);
+	return 1;
 }

@@ -288,27 +288,25 @@ test_watch_service_follows_a_restarted_server() {
 	done
 	files=$(ls "$T/svc" | grep -c "\.$first\.")
 	expect '[ "$files" -ge 2 ]' "pid $first's files rotated each second: $(ls -l "$T/svc")" || return 1
+	# the requests, summed over a server's files, are the client's (a
+	# request cut by a rotation is in the file where it began)
+	declare -A posts=([$first]=0 [$SERVER_PID]=0)
 	for f in "$T"/svc/*.gmt; do
 		pid=$(basename "$f" | sed -E 's/.*\.[0-9]{8}T[0-9]{6}\.([0-9]+)(\.[0-9]+)?\.gmt$/\1/')
 		expect '[ "$(stat -c %a "$f")" = 600 ]' "$f is $(stat -c %a "$f")" || return 1
 		"$GMT" replay --json "$f" >"$T/replay.json" 2>"$T/replay.err" || {
-			fail "$f does not replay: $(cat "$T/replay.err")"
+			echo "# $f does not replay: $(cat "$T/replay.err")"
 			return 1
 		}
 		expect '[ "$(jq -c "[.processes[] | .pid]" "$T/replay.json")" = "[$pid]" ]' \
 			"$(basename "$f") holds pid $pid alone: $(jq -c '[.processes[] | [.pid, .comm]]' "$T/replay.json")" || return 1
 		expect 'jq -e ".session.watch" "$T/replay.json" >/dev/null' "$(basename "$f"): the session says --watch" || return 1
+		posts[$pid]=$((${posts[$pid]:-0} + $(jq '[.processes[].requests[]? | select(.method == "POST")] | length' "$T/replay.json")))
 	done
-	# the requests, summed over a server's files, are the client's
 	for round in 1 2; do
 		pid=$first
 		[ "$round" = 2 ] && pid=$SERVER_PID
-		n=0
-		for f in "$T"/svc/*."$pid".gmt "$T"/svc/*."$pid".[0-9]*.gmt; do
-			[ -e "$f" ] || continue
-			"$GMT" replay --json "$f" >"$T/replay.json" || return 1
-			n=$((n + $(jq '[.processes[].requests[]? | select(.method == "POST")] | length' "$T/replay.json")))
-		done
+		n=${posts[$pid]}
 		want=$(jq '.requests | length' "$T/client$round.json")
 		expect '[ "$n" = "$want" ]' "pid $pid's files hold $n requests, the client sent $want" || return 1
 	done

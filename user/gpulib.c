@@ -470,6 +470,7 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 		       const struct plan *p, const char *err)
 {
 	char what[64], reason[160], by_fd[64];
+	bool sync_entry = role == R_LLAMA && entry_sync(pid);
 	const char *base;
 	size_t i;
 	int failed = 0;
@@ -477,8 +478,7 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 	/* the uprobes go on the very file opened, not on what a path names */
 	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", lib);
 	for (i = 0; i < p->n; i++)
-		if (attach_func(g, by_fd, p->off[i], p->func[i],
-				role == R_LLAMA && entry_sync(pid)))
+		if (attach_func(g, by_fd, p->off[i], p->func[i], sync_entry))
 			failed++;
 	close(lib);
 	base = strrchr(path, '/');

@@ -68,6 +68,7 @@ floor_off() {
 sysctl -q kernel.bpf_stats_enabled=1 || true
 drive "$tmp/warm.json" >/dev/null
 : >"$tmp/progs"
+: >"$tmp/runs"
 for _ in $(seq "$pairs"); do
 	u=$(drive "$tmp/u.json")
 	floor_on
@@ -95,8 +96,9 @@ for _ in $(seq "$pairs"); do
 	kill -INT "$gm"
 	wait "$gm" || true
 	# u: 1-4, t: 5-8, requests in the report 9, f: 10-13, tracer CPU ms and peak RSS KiB 14-15
-	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json") $f $(((c1 - c0) * 1000 / $(getconf CLK_TCK))) $rss"
-done >"$tmp/runs"
+	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json") $f $(((c1 - c0) * 1000 / $(getconf CLK_TCK))) $rss" |
+		tee -a "$tmp/runs" | sed 's/^/round: /' >&2 # on stderr as it goes: a run cut short keeps its rounds
+done
 echo "kernel $(uname -r), $(nproc) CPUs; $pairs rounds of $n requests of $tokens tokens, server $*; tracer ${GMT_ARGS:-}"
 echo
 echo "| round | untraced tok/s (server) | floor tok/s | traced tok/s | untraced tok/s (client) | floor | traced | untraced prompt tok/s | floor | traced | requests in the report | tracer CPU ms | tracer peak RSS MiB |"

@@ -75,6 +75,6 @@ done
 echo
 # per hour: the slope from minute 1 (after the start-up symbolization) to the end,
 # from minute 0 if that is all there is
-awk 'NR == 1 || NR == 2 { c = $2; r = $3; m = $1 } END { if (NR < 3) m = 0; h = ($1 - m) / 60
+awk 'NR == 1 || NR == 2 && !short { c = $2; r = $3; m = $1 } END { h = ($1 - m) / 60
 	printf "tracer CPU per hour: %.1f s (%.2f%% of one CPU); RSS change per hour: %+.1f MiB (%.1f to %.1f MiB)\n",
-		($2 - c) / 1000 / h, ($2 - c) / 1000 / h / 36, ($3 - r) / 1024 / h, r / 1024, $3 / 1024 }' "$tmp/rows"
+		($2 - c) / 1000 / h, ($2 - c) / 1000 / h / 36, ($3 - r) / 1024 / h, r / 1024, $3 / 1024 }' short=$((minutes < 2)) "$tmp/rows"

@@ -9,12 +9,14 @@ VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
-CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o \
-	$(OUTPUT)/user/gpulib.o $(OUTPUT)/user/nvml.o $(OUTPUT)/user/top.o $(OUTPUT)/user/unwind.o \
-	$(OUTPUT)/user/metrics.o $(OUTPUT)/user/perfetto.o,$(USER_OBJS))
+CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
+	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/gpulib.o $(OUTPUT)/user/source/nvml.o \
+	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/report/metrics.o \
+	$(OUTPUT)/user/report/perfetto.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
@@ -60,11 +62,11 @@ $(OUTPUT)/gpumemtrace.skel.h: $(OUTPUT)/gpumemtrace.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name gmt_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(OUTPUT)/user/attach.o $(OUTPUT)/user/collect.o: $(OUTPUT)/gpumemtrace.skel.h
+$(OUTPUT)/user/source/attach.o $(OUTPUT)/user/source/collect.o: $(OUTPUT)/gpumemtrace.skel.h
 
 # Perfetto's messages (proto/perfetto.proto), encoded by protobuf-c
 $(OUTPUT)/proto/perfetto.pb-c.c $(OUTPUT)/proto/perfetto.pb-c.h &: proto/perfetto.proto
@@ -75,7 +77,7 @@ $(OUTPUT)/proto/perfetto.pb-c.o: $(OUTPUT)/proto/perfetto.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -c $< -o $@
 
-$(OUTPUT)/user/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
+$(OUTPUT)/user/report/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
 
 gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o
 	$(call msg,BINARY,$@)
@@ -115,8 +117,8 @@ $(OUTPUT)/tests/unit-asan: tests/unit.c bench/series.c $(patsubst $(OUTPUT)/user
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) \
-		user/perfetto.c $(OUTPUT)/proto/perfetto.pb-c.c \
-		$(wildcard user/*.h) bpf/gmt_events.h | $(OUTPUT)/tests
+		user/report/perfetto.c $(OUTPUT)/proto/perfetto.pb-c.c \
+		$(USER_HDRS) bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \
 		-lelf -ljson-c -liberty -lz -lm -o $@
@@ -200,7 +202,7 @@ run: deps e2e-deps llama-server
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c tests/fake/*.c helper/*.c tools/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c tests/fake/*.c helper/*.c tools/*.c
 
 clean:
 	$(call msg,CLEAN)
@@ -222,7 +224,7 @@ $(OUTPUT)/bench/verdicts: bench/verdicts.c $(CORE_OBJS)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # how often the shape verdicts are wrong, and how soon leaks are found
-$(OUTPUT)/bench/shapes: bench/shapes.c bench/series.c $(OUTPUT)/user/analyze.o
+$(OUTPUT)/bench/shapes: bench/shapes.c bench/series.c $(OUTPUT)/user/analysis/analyze.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lm -o $@
 

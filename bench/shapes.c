@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "analyze.h"
+#include "analysis/analyze.h"
 #include "series.h"
 
 #define MATERIAL 0.01

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "findings.h"
-#include "top_layout.h"
+#include "analysis/findings.h"
+#include "view/top_layout.h"
 
 static double now_s(void)
 {

@@ -431,10 +431,27 @@ test_lost_events_are_reported() {
 
 test_format_is_clean() {
 	local bad
-	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*.h tests/*.c \
+	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c \
 		tests/fake/*.c helper/*.c tools/*.c 2>&1 |
 		grep -c 'warning:')
 	expect "[ $bad = 0 ]" "clang-format clean (run make format)"
+}
+
+# ARCHITECTURE.md's one-way flow: no stage includes one above it or a
+# sibling; the check itself catches both kinds when they are planted
+test_layering_is_one_way() {
+	local out
+	out=$("$ROOT/tests/layering.sh" 2>&1)
+	expect "[ $? = 0 ]" "no backwards include in user/: $out"
+	cp -r "$ROOT/user" "$T/user"
+	printf '#include "report/report.h"\n' >>"$T/user/model/model_bo.c"
+	printf '#include "source/procfs.h"\n' >>"$T/user/model/model_req.c"
+	out=$("$ROOT/tests/layering.sh" "$T/user" 2>&1)
+	expect "[ $? = 1 ]" "a planted backwards include fails the check"
+	expect 'grep -q "model/model_bo.c: includes report/report.h (model may not include report)" <<<"$out"' \
+		"names the upward include: $out"
+	expect 'grep -q "model/model_req.c: includes source/procfs.h (model may not include source)" <<<"$out"' \
+		"names the sibling include"
 }
 
 # Debian's own kernels under QEMU: every mm/proc program loads (verifier and

@@ -11,17 +11,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "event.h"
-#include "fmt.h"
-#include "analyze.h"
+#include "stream/event.h"
+#include "common/fmt.h"
+#include "source/gpuprobes.h"
+#include "stream/gpufuncs.h"
+#include "analysis/analyze.h"
 #include "series.h"
-#include "findings.h"
-#include "top_layout.h"
-#include "model.h"
-#include "procfs.h"
-#include "report.h"
-#include "tracedir.h"
-#include "tracefile.h"
+#include "analysis/findings.h"
+#include "analysis/requests.h"
+#include "view/top_layout.h"
+#include "model/model.h"
+#include "source/procfs.h"
+#include "report/report.h"
+#include "stream/tracedir.h"
+#include "stream/tracefile.h"
 
 static int failed;
 static char tmpdir[] = "/tmp/gmt-unit-XXXXXX";
@@ -643,13 +646,25 @@ static void test_model_exec_resets(void)
 	model__free(m);
 }
 
+/* the report as main makes it: one analysis pass, handed to the writer */
+static void write_report(FILE *f, const struct model *m, bool json)
+{
+	struct findings *fs = findings__build(m);
+
+	if (json)
+		report__json(f, m, fs, NULL);
+	else
+		report__text(f, m, fs, NULL);
+	findings__free(fs);
+}
+
 static char *report_text(const struct model *m)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	report__text(f, m, NULL);
+	write_report(f, m, false);
 	fclose(f);
 	return buf;
 }
@@ -683,7 +698,7 @@ static void test_report_json(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	report__json(f, m, NULL);
+	write_report(f, m, true);
 	fclose(f);
 	root = json_tokener_parse(buf);
 	if (!ASSERT_TRUE(root != NULL, "json parses"))
@@ -742,8 +757,8 @@ static void test_random_records_survive(void)
 		fed++;
 	}
 	f = open_memstream(&out, &len);
-	report__text(f, m, NULL);
-	report__json(f, m, NULL);
+	write_report(f, m, false);
+	write_report(f, m, true);
 	fclose(f);
 	ASSERT_TRUE(fed > 1000, "enough valid records");
 	ASSERT_TRUE(len > 0, "a report");
@@ -928,7 +943,7 @@ static void test_model_bo(void)
 	ASSERT_EQ(o->peak[BO_VRAM], 2 << 20, "VRAM peak");
 	ASSERT_EQ(o->evictions, 3, "evictions of its buffers");
 	f = open_memstream(&out, &len);
-	report__text(f, m, NULL);
+	write_report(f, m, false);
 	fclose(f);
 	ASSERT_TRUE(strstr(out, "Evicted from VRAM and not back: 2 buffers, 2.0 MiB") != NULL,
 		    "the buffers that never came back");
@@ -1627,6 +1642,43 @@ static bool screen_has(const struct top_line *l, size_t n, const char *what)
 	return false;
 }
 
+/* what a request did to memory, one rule for the report's table and the
+ * live view: the first request made the first GPU allocation (its level
+ * before had no point yet: 0), and both say +1.0 MiB for it as for the rest */
+static void test_request_delta_one_rule(void)
+{
+	struct top_line *l = calloc(256, sizeof(*l));
+	struct model *m = leaky_model(false);
+	struct top_state st = { .refresh_s = 1, .now = T(16) };
+	const struct model_proc *p = model__proc(m, 100);
+	struct req_delta d;
+	size_t n, i, rows = 0;
+	char *text;
+
+	if (!ASSERT_TRUE(l && p && p->nr_reqs == 12, "the model"))
+		goto out;
+	for (i = 0; i < p->nr_reqs; i++) {
+		requests__delta(m, p, &p->reqs[i], &d);
+		ASSERT_EQ(d.gpu, 1 << 20, "each request's GPU API memory");
+	}
+	text = report_text(m);
+	ASSERT_TRUE(text && strstr(text, "+1.0 MiB"), "the report's table");
+	free(text);
+	m->target_pid = 100;
+	n = top__layout(m, NULL, &st, 100, 160, l, 256);
+	for (i = 0; i < n; i++) {
+		if (!strstr(l[i].text, "/v1/completions"))
+			continue;
+		rows++;
+		if (!ASSERT_TRUE(strstr(l[i].text, "+1.0 MiB") != NULL, "the view's row"))
+			printf("# %s\n", l[i].text);
+	}
+	ASSERT_EQ(rows, 12, "every request in the view");
+out:
+	model__free(m);
+	free(l);
+}
+
 static void test_top_layout(void)
 {
 	static const int sizes[][2] = { { 40, 120 }, { 24, 80 }, { 12, 40 }, { 6, 30 }, { 1, 10 } };
@@ -1908,6 +1960,47 @@ out:
 	model__free(m);
 }
 
+/* /proc/PID/maps lines, as the symbolizer, the GPU library scan and the
+ * smaps reader all read them */
+static void test_procfs_map_line(void)
+{
+	char code[] = "7f0c1a200000-7f0c1a3c5000 r-xp 00028000 fd:01 1315387    "
+		      "/usr/lib/x86_64-linux-gnu/lib c.so.6 (deleted)\n";
+	char anon[] = "7ffd4c5e1000-7ffd4c602000 rw-p 00000000 00:00 0 \n";
+	char field[] = "AnonHugePages:         0 kB\n", rss[] = "Rss:                 132 kB\n";
+	struct procfs_map m;
+
+	ASSERT_TRUE(procfs__map_line(code, &m), "a code mapping");
+	ASSERT_EQ(m.start, 0x7f0c1a200000ull, "start");
+	ASSERT_EQ(m.end, 0x7f0c1a3c5000ull, "end");
+	ASSERT_EQ(m.pgoff, 0x28000, "offset");
+	ASSERT_EQ(m.maj, 0xfd, "major");
+	ASSERT_EQ(m.min, 1, "minor");
+	ASSERT_EQ(m.ino, 1315387, "inode");
+	ASSERT_STR(m.perms, "r-xp", "perms");
+	ASSERT_STR(m.path, "/usr/lib/x86_64-linux-gnu/lib c.so.6 (deleted)", "a path with spaces");
+	ASSERT_TRUE(procfs__map_line(anon, &m), "an anonymous mapping");
+	ASSERT_STR(m.path, "", "no name");
+	ASSERT_EQ(m.ino, 0, "no inode");
+	ASSERT_TRUE(!procfs__map_line(field, &m), "an smaps field that starts with hex digits");
+	ASSERT_TRUE(!procfs__map_line(rss, &m), "an smaps field");
+}
+
+/* every function the stream names has the argument shape its probe needs,
+ * and its cookie carries its index, shape and kind back */
+static void test_gpu_probe_shapes(void)
+{
+	__u64 c = 0;
+	size_t i;
+
+	for (i = 0; i < gpu_nr_funcs; i++) {
+		ASSERT_EQ(gpuprobes__cookie(i, &c), 0, gpu_funcs[i].name);
+		ASSERT_EQ(GMT_COOKIE_FUNC(c), i, gpu_funcs[i].name);
+		ASSERT_TRUE(GMT_COOKIE_SHAPE(c) != 0, gpu_funcs[i].name);
+	}
+	ASSERT_EQ(gpuprobes__cookie(gpu_nr_funcs, &c), -1, "an index past the table");
+}
+
 static void test_fmt(void)
 {
 	char b[32];
@@ -1950,10 +2043,13 @@ static const struct {
 	{ "unit_findings_counted_once", test_findings_counted_once },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
+	{ "unit_request_delta_one_rule", test_request_delta_one_rule },
 	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },
 	{ "unit_requests_bounded", test_requests_bounded },
+	{ "unit_gpu_probe_shapes", test_gpu_probe_shapes },
+	{ "unit_procfs_map_line", test_procfs_map_line },
 	{ "unit_fmt", test_fmt },
 };
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gpufuncs.h"
-#include "tracefile.h"
+#include "stream/gpufuncs.h"
+#include "stream/tracefile.h"
 
 #define MiB (1024.0 * 1024)
 #define GiB (1024.0 * MiB)

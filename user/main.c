@@ -12,18 +12,19 @@
 #include <time.h>
 #include <poll.h>
 #include <unistd.h>
-#include "attach.h"
-#include "collect.h"
-#include "fmt.h"
-#include "dump.h"
-#include "metrics.h"
-#include "perfetto.h"
-#include "model.h"
-#include "procfs.h"
-#include "report.h"
-#include "top.h"
-#include "tracedir.h"
-#include "tracefile.h"
+#include "source/attach.h"
+#include "source/collect.h"
+#include "common/fmt.h"
+#include "stream/dump.h"
+#include "report/metrics.h"
+#include "report/perfetto.h"
+#include "model/model.h"
+#include "source/procfs.h"
+#include "report/report.h"
+#include "analysis/findings.h"
+#include "view/top.h"
+#include "stream/tracedir.h"
+#include "stream/tracefile.h"
 
 enum mode { MODE_LIVE, MODE_RECORD, MODE_REPLAY };
 
@@ -409,7 +410,7 @@ static void pipeline_tick(void *ctx, __u64 now)
 		p->write_failed = true;
 	if (p->dir)
 		report_dir_error(p, tracedir__tick(p->dir, now));
-	if (!metrics__update(p->metrics, p->model, now, false, err, sizeof(err)))
+	if (!metrics__update(p->metrics, p->model, now, NULL, err, sizeof(err)))
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 }
 
@@ -443,7 +444,8 @@ static struct top *open_view(const struct args *a, const struct model *m, const 
 	return t;
 }
 
-static void print_report(const struct model *m, const struct args *a, const struct replay_result *r)
+static void print_report(const struct model *m, const struct findings *fs, const struct args *a,
+			 const struct replay_result *r)
 {
 	struct report_opts o = {};
 
@@ -452,9 +454,9 @@ static void print_report(const struct model *m, const struct args *a, const stru
 		o.nr_notes = r->nr_notes;
 	}
 	if (a->json)
-		report__json(stdout, m, &o);
+		report__json(stdout, m, fs, &o);
 	else
-		report__text(stdout, m, &o);
+		report__text(stdout, m, fs, &o);
 	fflush(stdout);
 }
 
@@ -551,6 +553,7 @@ static int replay(const struct args *a)
 	struct model *m = model__new();
 	struct replay_result *r = calloc(1, sizeof(*r));
 	struct dump d = { stdout, 0 };
+	struct findings *fs = NULL; /* the one analysis pass, for the view and the report */
 	unsigned int i;
 	int ret = 1;
 
@@ -568,8 +571,10 @@ static int replay(const struct args *a)
 
 		l.top = open_view(a, m, a->input, true);
 		rc = tracefile__replay(a->input, live_sink, &l, r);
-		if (!rc && !l.rushing)
-			top__wait_end(l.top, m->last_ts);
+		if (!rc && !l.rushing) {
+			fs = findings__build(m);
+			top__wait_end(l.top, fs, m->last_ts);
+		}
 		top__end(l.top);
 		if (rc) {
 			fprintf(stderr, "gpumemtrace: %s\n", r->error);
@@ -586,10 +591,14 @@ static int replay(const struct args *a)
 		fprintf(stderr, "gpumemtrace: %s holds no events\n", a->input);
 		goto out;
 	}
-	if (!a->events)
-		print_report(m, a, r);
+	if (!a->events) {
+		if (!fs)
+			fs = findings__build(m);
+		print_report(m, fs, a, r);
+	}
 	ret = 0;
 out:
+	findings__free(fs);
 	model__free(m);
 	free(r);
 	return ret;
@@ -637,6 +646,11 @@ static void output_info(struct tracefile_info *info, const char *cmdline)
 	snprintf(info->cmdline, sizeof(info->cmdline), "%s", cmdline);
 }
 
+static void proc_comm(__u32 pid, char *buf, size_t size)
+{
+	procfs__read(pid, "comm", buf, size);
+}
+
 /* --watch -o DIR */
 static struct tracedir *open_output_dir(const struct args *a, const char *cmdline)
 {
@@ -647,6 +661,7 @@ static struct tracedir *open_output_dir(const struct args *a, const char *cmdlin
 		.max_age_ns = (a->rotate_age ? a->rotate_age : 3600) * 1e9,
 		.keep = a->keep ? a->keep : 8,
 		.info = &info,
+		.comm_of = proc_comm,
 	};
 	struct tracedir *d;
 	char err[512];
@@ -695,6 +710,7 @@ static int trace(const struct args *a)
 					  a->touch_bytes < 0 ? TOUCH_DEFAULT : a->touch_bytes,
 				  .verbose = a->verbose };
 	struct pipeline p = { .output = a->output };
+	struct findings *fs;
 	struct collect_opts co = {
 		.interval_s = a->interval,
 		.duration_s = a->duration,
@@ -769,9 +785,11 @@ static int trace(const struct args *a)
 	}
 	top__end(p.top);
 	p.top = NULL;
-	if (!metrics__update(p.metrics, p.model, event__now_ns(), true, err, sizeof(err)))
+	fs = findings__build(p.model); /* the run's one analysis pass */
+	if (!metrics__update(p.metrics, p.model, event__now_ns(), fs, err, sizeof(err)))
 		fprintf(stderr, "gpumemtrace: %s\n", err);
-	print_report(p.model, a, NULL);
+	print_report(p.model, fs, a, NULL);
+	findings__free(fs);
 	fflush(stdout);
 	ret = 0;
 out:

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dump.h"
-#include "model.h"
-#include "perfetto.h"
-#include "findings.h"
-#include "report.h"
-#include "tracefile.h"
+#include "stream/dump.h"
+#include "model/model.h"
+#include "report/perfetto.h"
+#include "analysis/findings.h"
+#include "report/report.h"
+#include "stream/tracefile.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -55,9 +55,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (!replay(data, size, model__add, m, &res)) {
 		o.notes = (const char(*)[160])res.notes;
 		o.nr_notes = res.nr_notes;
-		report__text(d.out, m, &o);
-		report__json(d.out, m, &o);
 		fs = findings__build(m);
+		report__text(d.out, m, fs, &o);
+		report__json(d.out, m, fs, &o);
 		report__prometheus(d.out, m, fs);
 		findings__free(fs);
 	}

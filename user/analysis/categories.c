@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "categories.h"
-#include "gpufuncs.h"
+#include "stream/gpufuncs.h"
 
 static struct category *next(struct category *out, size_t *n, size_t max, const char *name,
 			     const char *text, enum cat_class cls, const struct series *s)

@@ -6,7 +6,7 @@
 #ifndef GMT_CATEGORIES_H
 #define GMT_CATEGORIES_H
 
-#include "model.h"
+#include "model/model.h"
 
 #define CAT_MAX 24
 

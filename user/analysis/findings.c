@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "findings_int.h"
-#include "fmt.h"
+#include "common/fmt.h"
 #include "roles.h"
 
 const char *findings__kind_name(enum finding_kind k)

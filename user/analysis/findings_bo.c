@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "findings.h"
-#include "fmt.h"
+#include "common/fmt.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 #define Z95_ONE_SIDED 1.645

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "findings.h"
-#include "fmt.h"
+#include "common/fmt.h"
 
 /* ", before it served any request", or how many it had answered */
 static size_t when(const struct model_proc *p, char *buf, size_t size)

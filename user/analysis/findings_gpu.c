@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "findings_int.h"
-#include "fmt.h"
-#include "gpufuncs.h"
+#include "common/fmt.h"
+#include "stream/gpufuncs.h"
 #include "roles.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)

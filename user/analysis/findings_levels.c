@@ -6,14 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "findings_int.h"
-#include "fmt.h"
+#include "requests.h"
+#include "common/fmt.h"
 
 #define TIME_POINTS 64 /* samples over time when requests are too few */
-
-__u64 end_of(const struct model *m, const struct model_request *r)
-{
-	return r->done ? r->end_ts : m->last_ts;
-}
 
 bool push(struct judged *j, double v, __u64 ts, const struct model_request *r, double x)
 {
@@ -46,17 +42,9 @@ void judged__free(struct judged *j)
 /* whether s has a point in (after, upto] */
 bool sampled(const struct series *s, __u64 after, __u64 upto)
 {
-	size_t lo = 0, hi = s->n;
+	size_t i = series__after(s, after);
 
-	while (lo < hi) { /* the first point after `after` */
-		size_t mid = (lo + hi) / 2;
-
-		if (s->p[mid].ts <= after)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && s->p[lo].ts <= upto;
+	return i < s->n && s->p[i].ts <= upto;
 }
 
 /* one point per request (its level when it ended); over time when fewer
@@ -71,7 +59,7 @@ void judged__levels(const struct model *m, const struct model_proc *p, struct ju
 	if (p->nr_reqs && category__level(&j->c, p->reqs[0].start_ts, &v))
 		j->base = push(j, v, p->reqs[0].start_ts, &p->reqs[0], 0);
 	for (i = 0; i < p->nr_reqs; i++) {
-		ts = end_of(m, &p->reqs[i]);
+		ts = requests__end(m, &p->reqs[i]);
 		/* a driver counter is sampled each interval: a request with no
 		 * sample of its own would repeat an older level */
 		if (j->c.cls == CAT_DRIVER && !sampled(j->c.s, j->n ? j->ts[j->n - 1] : 0, ts))

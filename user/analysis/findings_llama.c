@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "findings_int.h"
-#include "fmt.h"
+#include "common/fmt.h"
 #include "llama_conf.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)

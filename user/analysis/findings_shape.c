@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "findings_int.h"
-#include "fmt.h"
+#include "common/fmt.h"
 
 #define Z95 1.96
 

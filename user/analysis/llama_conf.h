@@ -7,7 +7,7 @@
 #define GMT_LLAMA_CONF_H
 
 #include <stdbool.h>
-#include "model.h"
+#include "model/model.h"
 
 enum conf_from {
 	CONF_DEFAULT,

@@ -6,7 +6,7 @@
 #ifndef GMT_ROLES_H
 #define GMT_ROLES_H
 
-#include "model.h"
+#include "model/model.h"
 
 /* the role of the memory stack_id made; NULL when its frames name none */
 const char *roles__of(const struct model *m, __u32 stack_id);

@@ -71,20 +71,27 @@ void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns)
 	s->p[s->n++] = (struct series_point){ ts, v };
 }
 
-bool series__at(const struct series *s, __u64 ts, __s64 *v)
+size_t series__after(const struct series *s, __u64 ts)
 {
 	size_t lo = 0, hi = s->n;
 
 	/* points arrive in stream order; timestamps may step back by a few
 	 * microseconds across CPUs, which does not matter at report scale */
 	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
 		if (s->p[mid].ts <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+bool series__at(const struct series *s, __u64 ts, __s64 *v)
+{
+	size_t lo = series__after(s, ts);
+
 	if (!lo)
 		return false;
 	*v = s->p[lo - 1].v;

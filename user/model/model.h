@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uthash.h>
-#include "event.h"
+#include "stream/event.h"
 
 #define MODEL_NVML_DEVS 16
 #define MODEL_FAIL_GROUPS 8
@@ -396,6 +396,8 @@ struct model_bounds {
 };
 /* true when any cap bit */
 bool model__bounds(const struct model *m, struct model_bounds *b);
+/* the index of the first point after ts (n: none) */
+size_t series__after(const struct series *s, __u64 ts);
 bool series__at(const struct series *s, __u64 ts, __s64 *v);
 __s64 series__peak(const struct series *s);
 /* the kind a Vulkan memory type means (device-local or host), from the one

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fmt.h"
+#include "common/fmt.h"
 #include "model.h"
 
 const char *model_bo__place_name(__s32 place, bool amdgpu)

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "findings.h"
+#include "analysis/findings.h"
 #include "metrics.h"
 #include "report.h"
 
@@ -211,9 +211,10 @@ static int write_file(const char *path, const char *text, size_t len)
 	return 0;
 }
 
-bool metrics__update(struct metrics *x, const struct model *m, __u64 now, bool final, char *err,
-		     size_t size)
+bool metrics__update(struct metrics *x, const struct model *m, __u64 now,
+		     const struct findings *final, char *err, size_t size)
 {
+	const struct findings *fs;
 	char *text = NULL, *old;
 	size_t len = 0;
 	FILE *f;
@@ -222,7 +223,7 @@ bool metrics__update(struct metrics *x, const struct model *m, __u64 now, bool f
 	if (!x || (!final && x->last_ns && now - x->last_ns < x->interval_ns))
 		return true;
 	x->last_ns = now;
-	if (final || !x->fs || now - x->fs_ns >= x->fs_cost * 20) {
+	if (!final && (!x->fs || now - x->fs_ns >= x->fs_cost * 20)) {
 		findings__free(x->fs);
 		x->fs = findings__build(m);
 		x->fs_cost = event__now_ns() - now;
@@ -231,7 +232,8 @@ bool metrics__update(struct metrics *x, const struct model *m, __u64 now, bool f
 	f = open_memstream(&text, &len);
 	if (!f)
 		return true;
-	report__prometheus(f, m, x->fs);
+	fs = final ? final : x->fs;
+	report__prometheus(f, m, fs);
 	if (fclose(f)) {
 		free(text);
 		return true;

@@ -7,9 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <uthash.h>
-#include "categories.h"
-#include "fmt.h"
-#include "gpufuncs.h"
+#include "analysis/categories.h"
+#include "analysis/requests.h"
+#include "common/fmt.h"
+#include "stream/gpufuncs.h"
 #include "perfetto.h"
 #include "perfetto.pb-c.h"
 
@@ -314,7 +315,7 @@ static void requests(struct perfetto *p, const struct model *m, const struct mod
 		const struct model_request *r = &pr->reqs[k];
 		struct notes ns = {};
 		double rate = model_req__tokens_per_s(r);
-		__u64 end = r->done ? r->end_ts : m->last_ts;
+		__u64 end = requests__end(m, r);
 
 		if (end < r->start_ts)
 			end = r->start_ts;

@@ -11,7 +11,7 @@
 #define GMT_PERFETTO_H
 
 #include <stddef.h>
-#include "model.h"
+#include "model/model.h"
 
 struct perfetto;
 

@@ -2,8 +2,8 @@
 /* the text report */
 #include <stdlib.h>
 #include <string.h>
-#include "fmt.h"
-#include "findings.h"
+#include "common/fmt.h"
+#include "analysis/findings.h"
 #include "report.h"
 #include "report_data.h"
 
@@ -326,10 +326,10 @@ static void print_bounds(FILE *out, const struct model *m)
 			(unsigned long long)b.pids_reused);
 }
 
-void report__text(FILE *out, const struct model *m, const struct report_opts *o)
+void report__text(FILE *out, const struct model *m, const struct findings *fs,
+		  const struct report_opts *o)
 {
 	struct model_proc **procs = procs_in_order(m);
-	struct findings *fs;
 	unsigned int i;
 	size_t j;
 
@@ -339,12 +339,10 @@ void report__text(FILE *out, const struct model *m, const struct report_opts *o)
 		for (i = 0; i < o->nr_notes; i++)
 			fprintf(out, "  %s\n", o->notes[i]);
 	}
-	fs = findings__build(m);
 	print_verdicts(out, m, fs);
 	for (j = 0; procs && j < m->nr_procs; j++)
 		print_requests(out, m, procs[j], fs);
 	print_evidence(out, m, fs);
-	findings__free(fs);
 	print_probes(out, m);
 	print_gpu_devices(out, m);
 	for (j = 0; procs && j < m->nr_procs; j++)

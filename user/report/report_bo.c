@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the kernel GPU buffer sections of both reports */
 #include <json-c/json.h>
-#include "json_util.h"
+#include "common/json_util.h"
 #include <stdlib.h>
 #include <string.h>
-#include "fmt.h"
+#include "common/fmt.h"
 #include "report_data.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)

@@ -3,7 +3,7 @@
 #ifndef GMT_REPORT_DATA_H
 #define GMT_REPORT_DATA_H
 
-#include "model.h"
+#include "model/model.h"
 #include "report.h"
 
 struct member_stats {

@@ -4,9 +4,10 @@
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
-#include "findings.h"
-#include "fmt.h"
-#include "json_util.h"
+#include "analysis/findings.h"
+#include "analysis/requests.h"
+#include "common/fmt.h"
+#include "common/json_util.h"
 #include "report_data.h"
 
 #define WIDTH 96
@@ -258,7 +259,7 @@ struct json_object *request_memory_json(const struct model *m, const struct mode
 	struct category cats[CAT_MAX];
 	size_t n = categories__list(m, p, cats, CAT_MAX), i;
 	struct json_object *o = json_object_new_object();
-	__u64 end = r->done ? r->end_ts : m->last_ts;
+	__u64 end = requests__end(m, r);
 	double a, b;
 
 	for (i = 0; i < n; i++) {

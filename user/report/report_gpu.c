@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the GPU API sections of both reports */
 #include <json-c/json.h>
-#include "json_util.h"
+#include "common/json_util.h"
 #include <stdlib.h>
 #include <string.h>
-#include "fmt.h"
-#include "gpufuncs.h"
+#include "common/fmt.h"
+#include "stream/gpufuncs.h"
 #include "report_data.h"
-#include "roles.h"
+#include "analysis/roles.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 

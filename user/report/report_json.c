@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the --json report; every field is described in docs/json.md */
 #include <json-c/json.h>
-#include "json_util.h"
+#include "common/json_util.h"
 #include <stdlib.h>
-#include "fmt.h"
+#include "common/fmt.h"
 #include "report.h"
-#include "findings.h"
+#include "analysis/findings.h"
 #include "report_data.h"
-#include "roles.h"
+#include "analysis/roles.h"
 
 static struct json_object *session_json(const struct model *m)
 {
@@ -356,11 +356,11 @@ static struct json_object *nvml_json(const struct model *m)
 	return a;
 }
 
-int report__json(FILE *out, const struct model *m, const struct report_opts *opts)
+int report__json(FILE *out, const struct model *m, const struct findings *fs,
+		 const struct report_opts *opts)
 {
 	struct json_object *root = json_object_new_object(), *a, *notes;
 	struct model_proc **procs = procs_in_order(m);
-	struct findings *fs;
 	unsigned int i;
 	size_t j;
 
@@ -368,9 +368,7 @@ int report__json(FILE *out, const struct model *m, const struct report_opts *opt
 	add(root, "tool", str("gpumemtrace"));
 	add(root, "version", str(m->tool_version));
 	add(root, "session", m->have_session ? session_json(m) : NULL);
-	fs = findings__build(m);
 	add(root, "findings", findings_json(m, fs));
-	findings__free(fs);
 	notes = json_object_new_array();
 	for (i = 0; opts && i < opts->nr_notes; i++)
 		json_object_array_add(notes, str(opts->notes[i]));

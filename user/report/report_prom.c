@@ -7,9 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "categories.h"
-#include "findings.h"
-#include "gpufuncs.h"
+#include "analysis/categories.h"
+#include "analysis/findings.h"
+#include "stream/gpufuncs.h"
 #include "report.h"
 #include "report_data.h"
 

@@ -2,10 +2,11 @@
 /* the per-request table of both reports */
 #include <json-c/json.h>
 #include <string.h>
-#include "fmt.h"
-#include "json_util.h"
-#include "findings.h"
-#include "llama_conf.h"
+#include "common/fmt.h"
+#include "common/json_util.h"
+#include "analysis/findings.h"
+#include "analysis/llama_conf.h"
+#include "analysis/requests.h"
 #include "report_data.h"
 
 #define MAX_ROWS 50
@@ -15,47 +16,6 @@ static const char *const end_names[] = { "open", "length", "chunked", "close", "
 static const char *end_name(__u16 end)
 {
 	return end < sizeof(end_names) / sizeof(end_names[0]) ? end_names[end] : "?";
-}
-
-static __s64 at(const struct series *s, __u64 ts)
-{
-	__s64 v;
-
-	return s && series__at(s, ts, &v) ? v : 0;
-}
-
-/* memory that changed over [from, to]: host anon RSS, GPU API bytes, VRAM */
-struct req_delta {
-	__s64 anon, gpu, vram, gtt;
-	bool has_gpu, has_bo;
-};
-
-static void deltas(const struct model *m, const struct model_proc *p, __u64 from, __u64 to,
-		   struct req_delta *d)
-{
-	size_t i;
-
-	memset(d, 0, sizeof(*d));
-	d->anon = at(&p->rss[GMT_RSS_ANON], to) - at(&p->rss[GMT_RSS_ANON], from);
-	if (p->gpu) {
-		d->has_gpu = true;
-		for (unsigned int a = 0; a < GMT_API_NR; a++)
-			for (unsigned int k = 0; k < GMT_GK_NR; k++)
-				if (model_gpu__holds_memory(k))
-					d->gpu += at(&p->gpu->st[a][k].series, to) -
-						  at(&p->gpu->st[a][k].series, from);
-	}
-	for (i = 0; i < m->nr_bo_owners; i++)
-		if (m->bo_owners[i].pid == p->pid) {
-			d->has_bo = true;
-			d->vram = at(&m->bo_owners[i].vram, to) - at(&m->bo_owners[i].vram, from);
-			d->gtt = at(&m->bo_owners[i].gtt, to) - at(&m->bo_owners[i].gtt, from);
-		}
-}
-
-static __u64 end_or_last(const struct model *m, const struct model_request *r)
-{
-	return r->done ? r->end_ts : m->last_ts;
 }
 
 #define MAX_COLS 3
@@ -228,9 +188,9 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	fputc('\n', out);
 	for (i = from; i < p->nr_reqs; i++) {
 		const struct model_request *r = &p->reqs[i];
-		__u64 end = end_or_last(m, r);
+		__u64 end = requests__end(m, r);
 
-		deltas(m, p, r->start_ts, end, &dl);
+		requests__delta(m, p, r, &dl);
 		snprintf(c, sizeof(c), "%.1f ms", (end - r->start_ts) / 1e6);
 		if (r->responded)
 			snprintf(d, sizeof(d), "%.1f ms", (r->resp_ts - r->start_ts) / 1e6);
@@ -271,9 +231,8 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 	for (i = 0; i < p->nr_reqs; i++) {
 		const struct model_request *r = &p->reqs[i];
 		struct json_object *o = json_object_new_object();
-		__u64 end = end_or_last(m, r);
 
-		deltas(m, p, r->start_ts, end, &dl);
+		requests__delta(m, p, r, &dl);
 		add(o, "conn", u64(r->conn));
 		add(o, "method", str(r->method));
 		add(o, "path", str(r->path));

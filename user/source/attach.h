@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "event.h"
+#include "stream/event.h"
 
 struct attach;
 struct gmt_bpf;

@@ -727,11 +727,11 @@ static void emit_proc_env(struct collect *c, __u32 pid, bool spawned)
 static void emit_map_rss(struct collect *c, __u32 pid)
 {
 	struct gmt_map_rss *r = (struct gmt_map_rss *)c->scratch;
-	unsigned long long a, b, ino, kb;
+	unsigned long long kb;
 	__u64 ts = event__now_ns();
 	char path[64], line[512];
+	struct procfs_map m;
 	bool anon = false;
-	int end;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/smaps", pid);
@@ -740,15 +740,14 @@ static void emit_map_rss(struct collect *c, __u32 pid)
 		return;
 	event__init(&r->hdr, GMT_EV_MAP_RSS, sizeof(*r), ts, pid);
 	while (fgets(line, sizeof(line), f)) {
-		end = 0;
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu %n", &a, &b, &ino, &end) == 3 && end) {
+		if (procfs__map_line(line, &m)) {
 			/* no inode and no name: anonymous ([heap], [stack] have names) */
-			anon = !ino && (line[end] == 0 || line[end] == '\n');
+			anon = !m.ino && !m.path[0];
 			continue;
 		}
 		if (!anon || sscanf(line, "Rss: %llu kB", &kb) != 1)
 			continue;
-		r->v[r->nr++] = (struct gmt_map_rss_area){ a, b, kb << 10 };
+		r->v[r->nr++] = (struct gmt_map_rss_area){ m.start, m.end, kb << 10 };
 		anon = false;
 		if (r->nr == GMT_MAP_RSS_MAX) {
 			r->hdr.len = sizeof(*r) + r->nr * sizeof(r->v[0]);

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include "attach.h"
-#include "event.h"
+#include "stream/event.h"
 
 struct collect_opts {
 	double interval_s;

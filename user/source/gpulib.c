@@ -15,7 +15,8 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
-#include "gpufuncs.h"
+#include "stream/gpufuncs.h"
+#include "gpuprobes.h"
 #include "gpulib.h"
 #include "procfs.h"
 
@@ -230,11 +231,15 @@ static bool entry_sync(__u32 pid)
 static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func,
 		       bool sync_entry)
 {
+	__u64 cookie;
+
 	if (func == 0x8000 + GMT_DEC_SYNC && sync_entry)
 		return attach_entry(g, g->o.llama_mark, path, off, GMT_DEC_SYNC);
 	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
 		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
-	return attach_pair(g, g->o.enter, g->o.ret, path, off, gpufuncs__cookie(func));
+	if (gpuprobes__cookie(func, &cookie))
+		return -EINVAL; /* a function with no argument shape: a bug here */
+	return attach_pair(g, g->o.enter, g->o.ret, path, off, cookie);
 }
 
 static void plan_add(struct plan *p, __u64 off, unsigned int func)
@@ -635,11 +640,8 @@ void gpulib__preattach(struct gpulib *g)
 
 void gpulib__scan(struct gpulib *g, __u32 pid)
 {
-	unsigned long long start, end, pgoff, ino;
 	char maps[64], line[4096], open_path[PATH_MAX + 64];
-	unsigned int maj, min;
-	char perms[8];
-	int pos;
+	struct procfs_map m;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
@@ -647,27 +649,19 @@ void gpulib__scan(struct gpulib *g, __u32 pid)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		const char *path;
 		size_t i;
 		bool known = false;
 
-		pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &pos) < 7 ||
-		    !pos || perms[2] != 'x')
+		if (!procfs__map_line(line, &m) || m.perms[2] != 'x' || m.path[0] != '/')
 			continue;
-		path = line + pos;
-		if (path[0] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
 		for (i = 0; i < g->nr_libs && !known; i++)
-			known = g->libs[i].ino == ino && g->libs[i].dev == makedev(maj, min);
+			known = g->libs[i].ino == m.ino && g->libs[i].dev == makedev(m.maj, m.min);
 		if (known)
 			continue;
 		/* map_files reaches the very file mapped, in any mount namespace */
-		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", pid, start,
-			 end);
-		consider(g, pid, access(open_path, R_OK) ? NULL : open_path, pid, path);
+		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)m.start, (unsigned long long)m.end);
+		consider(g, pid, access(open_path, R_OK) ? NULL : open_path, pid, m.path);
 	}
 	fclose(f);
 }

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "event.h"
+#include "stream/event.h"
 
 struct gpulib;
 struct bpf_program;

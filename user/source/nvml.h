@@ -5,7 +5,7 @@
 #ifndef GMT_NVML_H
 #define GMT_NVML_H
 
-#include "event.h"
+#include "stream/event.h"
 
 struct nvml;
 

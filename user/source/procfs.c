@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
-#include "event.h"
+#include "stream/event.h"
 #include "procfs.h"
 
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
@@ -166,6 +166,24 @@ static const struct drm_key drm_keys[] = {
 	{ "drm-resident-memory", GMT_DRM_CPU_RESIDENT },
 	{ "amd-evicted-vram", GMT_DRM_EVICTED_VRAM },
 };
+
+bool procfs__map_line(char *line, struct procfs_map *m)
+{
+	unsigned long long start, end, pgoff, ino;
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, m->perms, &pgoff,
+		   &m->maj, &m->min, &ino, &pos) < 7 ||
+	    !pos)
+		return false;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->ino = ino;
+	line[strcspn(line, "\n")] = 0;
+	m->path = line + pos;
+	return true;
+}
 
 bool procfs__parse_drm_fdinfo(const char *text, struct gmt_drm_fdinfo *out)
 {

@@ -24,6 +24,16 @@ void procfs__redact(char *cmd);
  * llama.cpp uses memory, in the same form; their length */
 size_t procfs__settings(const char *env, size_t len, char *out, size_t size);
 
+/* one line of /proc/PID/maps, or a mapping's first line in smaps */
+struct procfs_map {
+	__u64 start, end, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];	  /* "r-xp" */
+	const char *path; /* in the line, its newline cut; "" when anonymous */
+};
+/* false when the line is not a mapping's */
+bool procfs__map_line(char *line, struct procfs_map *m);
+
 struct gmt_drm_fdinfo;
 /* the DRM counters of one fdinfo text (6.1 amdgpu's drm-memory-*, the
  * drm-total-/drm-resident-* of 6.5 on, amd-evicted-vram); false when it is

@@ -82,23 +82,15 @@ void symbolizer__invalidate(struct symbolizer *s, __u32 pid)
 	}
 }
 
-static int parse_line(const char *line, struct mapping *m)
+static int parse_line(char *line, struct mapping *m)
 {
-	unsigned long long start, end, pgoff, ino;
-	unsigned int maj, min;
-	int pos = 0;
-	char perms[8];
-	const char *path;
+	struct procfs_map pm;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-		   &min, &ino, &pos) < 7)
-		return -1;
-	path = line + pos;
-	if (perms[2] != 'x' || path[0] != '/')
+	if (!procfs__map_line(line, &pm) || pm.perms[2] != 'x' || pm.path[0] != '/')
 		return -1; /* only code from files can be symbolized */
-	*m = (struct mapping){ start, end, pgoff, (__u64)maj << 32 | min, ino, strdup(path) };
-	m->path[strcspn(m->path, "\n")] = 0;
-	return 0;
+	*m = (struct mapping){ pm.start, pm.end,	 pm.pgoff, (__u64)pm.maj << 32 | pm.min,
+			       pm.ino,	 strdup(pm.path) };
+	return m->path ? 0 : -1;
 }
 
 static struct proc_maps *load_maps(struct symbolizer *s, __u32 pid)

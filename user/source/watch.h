@@ -8,7 +8,7 @@
 #define GMT_WATCH_H
 
 #include <stddef.h>
-#include "event.h"
+#include "stream/event.h"
 
 struct watch;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <json-c/json.h>
-#include "json_util.h"
+#include "common/json_util.h"
 #include <string.h>
 #include "dump.h"
 #include "gpufuncs.h"

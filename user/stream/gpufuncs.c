@@ -9,51 +9,51 @@
 /* Frees name the kind of memory they end; the model matches a free to its
  * allocation by handle, so cuMemFree_v2 also ends managed memory. */
 const struct gpu_func gpu_funcs[] = {
-	{ "vkAllocateMemory", VK, GMT_SH_VK_ALLOC, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY },
-	{ "vkFreeMemory", VK, GMT_SH_VK_FREE, GMT_GOP_FREE, GMT_GK_VK_MEMORY },
-	{ "vkMapMemory", VK, GMT_SH_VK_MAP, GMT_GOP_MAP, GMT_GK_VK_MEMORY },
-	{ "vkUnmapMemory", VK, GMT_SH_VK_FREE, GMT_GOP_UNMAP, GMT_GK_VK_MEMORY },
+	{ "vkAllocateMemory", VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY },
+	{ "vkFreeMemory", VK, GMT_GOP_FREE, GMT_GK_VK_MEMORY },
+	{ "vkMapMemory", VK, GMT_GOP_MAP, GMT_GK_VK_MEMORY },
+	{ "vkUnmapMemory", VK, GMT_GOP_UNMAP, GMT_GK_VK_MEMORY },
 
-	{ "cuMemAlloc_v2", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemAllocPitch_v2", CU, GMT_SH_PITCH, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemFree_v2", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_DEVICE },
-	{ "cuMemAllocHost_v2", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_HOST },
-	{ "cuMemHostAlloc", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_HOST },
-	{ "cuMemFreeHost", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_HOST },
-	{ "cuMemAllocManaged", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_MANAGED },
-	{ "cuMemAllocAsync", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemAllocAsync_ptsz", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemAllocFromPoolAsync", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemAllocFromPoolAsync_ptsz", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "cuMemFreeAsync", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_DEVICE },
-	{ "cuMemFreeAsync_ptsz", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_DEVICE },
-	{ "cuMemCreate", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_VMM_PHYS },
-	{ "cuMemRelease", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_VMM_PHYS },
-	{ "cuMemMap", CU, GMT_SH_MEMMAP, GMT_GOP_ALLOC, GMT_GK_VMM_MAP },
-	{ "cuMemUnmap", CU, GMT_SH_PTR_SIZE, GMT_GOP_FREE, GMT_GK_VMM_MAP },
-	{ "cuMemAddressReserve", CU, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_VA_RESERVE },
-	{ "cuMemAddressFree", CU, GMT_SH_PTR_SIZE, GMT_GOP_FREE, GMT_GK_VA_RESERVE },
-	{ "cuGraphInstantiate", CU, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "cuGraphInstantiate_v2", CU, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "cuGraphInstantiateWithFlags", CU, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "cuGraphInstantiateWithParams", CU, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "cuGraphInstantiateWithParams_ptsz", CU, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "cuGraphExecDestroy", CU, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC },
-	{ "cuMemGetInfo_v2", CU, GMT_SH_MEMINFO, GMT_GOP_INFO, GMT_GK_DEVICE },
+	{ "cuMemAlloc_v2", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemAllocPitch_v2", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemFree_v2", CU, GMT_GOP_FREE, GMT_GK_DEVICE },
+	{ "cuMemAllocHost_v2", CU, GMT_GOP_ALLOC, GMT_GK_HOST },
+	{ "cuMemHostAlloc", CU, GMT_GOP_ALLOC, GMT_GK_HOST },
+	{ "cuMemFreeHost", CU, GMT_GOP_FREE, GMT_GK_HOST },
+	{ "cuMemAllocManaged", CU, GMT_GOP_ALLOC, GMT_GK_MANAGED },
+	{ "cuMemAllocAsync", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemAllocAsync_ptsz", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemAllocFromPoolAsync", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemAllocFromPoolAsync_ptsz", CU, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "cuMemFreeAsync", CU, GMT_GOP_FREE, GMT_GK_DEVICE },
+	{ "cuMemFreeAsync_ptsz", CU, GMT_GOP_FREE, GMT_GK_DEVICE },
+	{ "cuMemCreate", CU, GMT_GOP_ALLOC, GMT_GK_VMM_PHYS },
+	{ "cuMemRelease", CU, GMT_GOP_FREE, GMT_GK_VMM_PHYS },
+	{ "cuMemMap", CU, GMT_GOP_ALLOC, GMT_GK_VMM_MAP },
+	{ "cuMemUnmap", CU, GMT_GOP_FREE, GMT_GK_VMM_MAP },
+	{ "cuMemAddressReserve", CU, GMT_GOP_ALLOC, GMT_GK_VA_RESERVE },
+	{ "cuMemAddressFree", CU, GMT_GOP_FREE, GMT_GK_VA_RESERVE },
+	{ "cuGraphInstantiate", CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "cuGraphInstantiate_v2", CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "cuGraphInstantiateWithFlags", CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "cuGraphInstantiateWithParams", CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "cuGraphInstantiateWithParams_ptsz", CU, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "cuGraphExecDestroy", CU, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC },
+	{ "cuMemGetInfo_v2", CU, GMT_GOP_INFO, GMT_GK_DEVICE },
 
-	{ "hipMalloc", HIP, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "hipFree", HIP, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_DEVICE },
-	{ "hipMallocManaged", HIP, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_MANAGED },
-	{ "hipHostMalloc", HIP, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_HOST },
-	{ "hipHostFree", HIP, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_HOST },
-	{ "hipMallocAsync", HIP, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_DEVICE },
-	{ "hipFreeAsync", HIP, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_DEVICE },
-	{ "hipMemCreate", HIP, GMT_SH_OUT_SIZE, GMT_GOP_ALLOC, GMT_GK_VMM_PHYS },
-	{ "hipMemRelease", HIP, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_VMM_PHYS },
-	{ "hipGraphInstantiate", HIP, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "hipGraphInstantiateWithFlags", HIP, GMT_SH_OUT, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
-	{ "hipGraphExecDestroy", HIP, GMT_SH_HANDLE, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC },
-	{ "hipMemGetInfo", HIP, GMT_SH_MEMINFO, GMT_GOP_INFO, GMT_GK_DEVICE },
+	{ "hipMalloc", HIP, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "hipFree", HIP, GMT_GOP_FREE, GMT_GK_DEVICE },
+	{ "hipMallocManaged", HIP, GMT_GOP_ALLOC, GMT_GK_MANAGED },
+	{ "hipHostMalloc", HIP, GMT_GOP_ALLOC, GMT_GK_HOST },
+	{ "hipHostFree", HIP, GMT_GOP_FREE, GMT_GK_HOST },
+	{ "hipMallocAsync", HIP, GMT_GOP_ALLOC, GMT_GK_DEVICE },
+	{ "hipFreeAsync", HIP, GMT_GOP_FREE, GMT_GK_DEVICE },
+	{ "hipMemCreate", HIP, GMT_GOP_ALLOC, GMT_GK_VMM_PHYS },
+	{ "hipMemRelease", HIP, GMT_GOP_FREE, GMT_GK_VMM_PHYS },
+	{ "hipGraphInstantiate", HIP, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "hipGraphInstantiateWithFlags", HIP, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
+	{ "hipGraphExecDestroy", HIP, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC },
+	{ "hipMemGetInfo", HIP, GMT_GOP_INFO, GMT_GK_DEVICE },
 };
 
 const size_t gpu_nr_funcs = sizeof(gpu_funcs) / sizeof(gpu_funcs[0]);
@@ -136,11 +136,4 @@ const char *gpufuncs__result_name(unsigned int api, int result)
 		if (r->code == result)
 			return r->name;
 	return NULL;
-}
-
-__u64 gpufuncs__cookie(unsigned int func)
-{
-	const struct gpu_func *f = &gpu_funcs[func];
-
-	return GMT_COOKIE(f->api, func, f->shape, f->op, f->kind);
 }

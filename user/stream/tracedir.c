@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <uthash.h>
-#include "procfs.h"
 #include "tracedir.h"
 
 #define PREAMBLE_MAX 256	    /* session, probes, devices of the host */
@@ -327,8 +326,10 @@ static struct pfile *pfile_of(struct tracedir *d, const struct gmt_hdr *e)
 	if (e->type == GMT_EV_PROC && e->len >= sizeof(struct gmt_proc)) {
 		snprintf(comm, sizeof(comm), "%.*s", GMT_COMM_LEN,
 			 ((const struct gmt_proc *)e)->comm);
+	} else if (d->o.comm_of) {
+		d->o.comm_of(e->pid, comm, sizeof(comm));
 	} else {
-		procfs__read(e->pid, "comm", comm, sizeof(comm));
+		comm[0] = 0;
 	}
 	set_comm(f, comm);
 	HASH_ADD(hh, d->by_pid, pid, sizeof(f->pid), f);

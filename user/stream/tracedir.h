@@ -19,6 +19,9 @@ struct tracedir_opts {
 	__u64 max_age_ns;  /* or this long after it began */
 	unsigned int keep; /* files of one process name; older ones removed */
 	const struct tracefile_info *info;
+	/* the name of a process whose first record does not say it (live: its
+	 * /proc comm); NULL: "pid" */
+	void (*comm_of)(__u32 pid, char *buf, size_t size);
 };
 
 /* NULL with err set when the directory cannot be used */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "findings.h"
+#include "analysis/findings.h"
 #include "top.h"
 #include "top_layout.h"
 
@@ -20,7 +20,8 @@ struct top {
 	struct top_state st;
 	struct top_line *lines;
 	__u64 last_draw, last_events, last_wall;
-	struct findings *fs; /* the verdicts, rebuilt when their cost allows */
+	struct findings *fs;	      /* the verdicts, rebuilt when their cost allows */
+	const struct findings *final; /* at the end: the run's, not the view's */
 	__u64 fs_wall, fs_cost;
 	int saved_stderr; /* stderr while the screen is ours; -1 when not */
 	FILE *held;	  /* what was written to stderr meanwhile */
@@ -146,6 +147,8 @@ static const struct findings *verdicts(struct top *t)
 {
 	__u64 wall = wall_ns();
 
+	if (t->final)
+		return t->final;
 	if (t->fs && wall - t->fs_wall < t->fs_cost * 20 && !t->st.finished)
 		return t->fs;
 	findings__free(t->fs);
@@ -277,13 +280,14 @@ bool top__tick(struct top *t, __u64 now)
 	return false;
 }
 
-void top__wait_end(struct top *t, __u64 now)
+void top__wait_end(struct top *t, const struct findings *fs, __u64 now)
 {
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
 	if (!t || !t->tui)
 		return;
 	t->st.finished = true;
+	t->final = fs;
 	t->dirty = true;
 	for (;;) {
 		if (top__tick(t, now))

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "model.h"
+#include "model/model.h"
 
 struct top_opts {
 	const struct model *model;
@@ -29,8 +29,10 @@ int top__fd(const struct top *t);
  * true when the user quit */
 bool top__tick(struct top *t, __u64 now);
 bool top__paused(const struct top *t);
-/* the recording has been played out: say so, and wait for q */
-void top__wait_end(struct top *t, __u64 now);
+struct findings;
+/* the recording has been played out: say so, show fs (the run's one
+ * analysis pass, main's; kept by the caller) and wait for q */
+void top__wait_end(struct top *t, const struct findings *fs, __u64 now);
 /* leaves the full screen; what went to stderr meanwhile follows */
 void top__end(struct top *t);
 

@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fmt.h"
-#include "gpufuncs.h"
+#include "common/fmt.h"
+#include "stream/gpufuncs.h"
+#include "analysis/requests.h"
 #include "top_layout.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
@@ -379,21 +380,15 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 		put(s, l, TA_DIM, "  %s", why);
 }
 
-/* what a request did to memory: host anon and GPU API bytes together */
+/* what a request did to memory: host anon and GPU API bytes together, as
+ * the report's table has them */
 static double request_delta(const struct model *m, const struct model_proc *p,
 			    const struct model_request *r)
 {
-	struct category cats[CAT_MAX];
-	size_t n = categories__list(m, p, cats, CAT_MAX), i;
-	__u64 end = r->done ? r->end_ts : m->last_ts;
-	double a, b, d = 0;
+	struct req_delta d;
 
-	for (i = 0; i < n; i++)
-		if ((cats[i].cls == CAT_API || !strcmp(cats[i].name, "host_anon")) &&
-		    category__level(&cats[i], end, &b) &&
-		    category__level(&cats[i], r->start_ts, &a))
-			d += b - a;
-	return d;
+	requests__delta(m, p, r, &d);
+	return (double)d.anon + d.gpu;
 }
 
 struct req_row {

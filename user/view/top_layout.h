@@ -5,8 +5,8 @@
 #ifndef GMT_TOP_LAYOUT_H
 #define GMT_TOP_LAYOUT_H
 
-#include "categories.h"
-#include "findings.h"
+#include "analysis/categories.h"
+#include "analysis/findings.h"
 
 #define TOP_MAX_COLS 512
 #define TOP_SPANS 4

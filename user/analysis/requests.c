@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <string.h>
+#include "requests.h"
+
+static __s64 at(const struct series *s, __u64 ts)
+{
+	__s64 v;
+
+	return series__at(s, ts, &v) ? v : 0;
+}
+
+static __s64 change(const struct series *s, __u64 from, __u64 to)
+{
+	return at(s, to) - at(s, from);
+}
+
+__u64 requests__end(const struct model *m, const struct model_request *r)
+{
+	return r->done ? r->end_ts : m->last_ts;
+}
+
+void requests__delta(const struct model *m, const struct model_proc *p,
+		     const struct model_request *r, struct req_delta *d)
+{
+	__u64 from = r->start_ts, to = requests__end(m, r);
+	unsigned int a, k;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->anon = change(&p->rss[GMT_RSS_ANON], from, to);
+	if (p->gpu) {
+		d->has_gpu = true;
+		for (a = 0; a < GMT_API_NR; a++)
+			for (k = 0; k < GMT_GK_NR; k++)
+				if (model_gpu__holds_memory(k))
+					d->gpu += change(&p->gpu->st[a][k].series, from, to);
+	}
+	for (i = 0; i < m->nr_bo_owners; i++)
+		if (m->bo_owners[i].pid == p->pid) {
+			d->has_bo = true;
+			d->vram = change(&m->bo_owners[i].vram, from, to);
+			d->gtt = change(&m->bo_owners[i].gtt, from, to);
+		}
+}

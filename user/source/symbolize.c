@@ -88,8 +88,12 @@ static int parse_line(char *line, struct mapping *m)
 
 	if (!procfs__map_line(line, &pm) || pm.perms[2] != 'x' || pm.path[0] != '/')
 		return -1; /* only code from files can be symbolized */
-	*m = (struct mapping){ pm.start, pm.end,	 pm.pgoff, (__u64)pm.maj << 32 | pm.min,
-			       pm.ino,	 strdup(pm.path) };
+	*m = (struct mapping){ .start = pm.start,
+			       .end = pm.end,
+			       .pgoff = pm.pgoff,
+			       .dev = (__u64)pm.maj << 32 | pm.min,
+			       .ino = pm.ino,
+			       .path = strdup(pm.path) };
 	return m->path ? 0 : -1;
 }
 

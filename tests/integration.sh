@@ -429,6 +429,25 @@ test_lost_events_are_reported() {
 	expect 'grep -q "bigger --ringbuf-mb" "$T/gmt.out"' "names the fix"
 }
 
+# the view's frame off the kernel's critical path: a frame that takes as
+# long as the whole burst (held on a FIFO) loses nothing, since the ring
+# buffer has a reader of its own
+test_slow_view_loses_nothing() {
+	need_root
+	mkfifo "$T/hold"
+	start_workload --steps 1 --step-mib 1 --churn 100000
+	GMT_TEST_VIEW_HOLD="$T/hold" start_tracer --json -p "$WL_PID" || return 1
+	exec 4>"$T/hold" # opened: the view's first frame is waiting on it
+	release_workload
+	echo x >&4
+	exec 4>&-
+	wait_tracer || return 1
+	expect '[ "$(jqr ".lost_events.total" "$T/gmt.out")" = 0 ]' \
+		"no events lost while the view was held: $(jq -c .lost_events "$T/gmt.out")" || return 1
+	expect '[ "$(jqr ".processes[0].mappings.mmap_calls" "$T/gmt.out")" -ge 100001 ]' \
+		"every mmap of the burst: $(jqr ".processes[0].mappings.mmap_calls" "$T/gmt.out")"
+}
+
 test_format_is_clean() {
 	local bad
 	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c \

@@ -2,6 +2,7 @@
 /* the command line: live tracing, record, replay */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -414,10 +415,31 @@ static void pipeline_tick(void *ctx, __u64 now)
 		fprintf(stderr, "gpumemtrace: %s\n", err);
 }
 
+/* GMT_TEST_VIEW_HOLD=FIFO: the view's first frame waits for a byte from
+ * FIFO, as a very slow frame would, for the test that the kernel's buffer
+ * is read meanwhile */
+static void test_hold_view(void)
+{
+	static bool held;
+	const char *path = getenv("GMT_TEST_VIEW_HOLD");
+	char c;
+	int fd;
+
+	if (!path || held)
+		return;
+	held = true;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && read(fd, &c, 1) < 0)
+		perror(path);
+	if (fd >= 0)
+		close(fd);
+}
+
 static bool pipeline_ui(void *ctx, __u64 now)
 {
 	struct pipeline *p = ctx;
 
+	test_hold_view();
 	return top__tick(p->top, now);
 }
 

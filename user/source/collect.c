@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <uthash.h>
 #include "collect.h"
+#include "drain.h"
 #include "procfs.h"
 #include "gpumemtrace.skel.h"
 #include "symbolize.h"
@@ -47,7 +48,7 @@ struct pid_state {
 struct collect {
 	struct attach *a;
 	const struct collect_opts *o;
-	struct ring_buffer *rb;
+	struct drain *drain; /* the kernel ring buffer, read by its own thread */
 	struct symbolizer *sym;
 	/* GMT_TEST_USTACK_DUMP: the stack slices as they left the kernel, for
 	 * the test that checks what they keep; -1 */
@@ -607,6 +608,9 @@ static void emit_lost(struct collect *c)
 		if (!bpf_map_lookup_elem(fd, &src, per_cpu))
 			for (cpu = 0; cpu < c->ncpus; cpu++)
 				e.count[src] += per_cpu[cpu];
+	/* and those the queue behind the kernel's buffer had no room for */
+	for (src = 0; src < GMT_SRC_NR; src++)
+		e.count[src] += drain__dropped(c->drain, src);
 	free(per_cpu);
 	if (!memcmp(e.count, c->lost_sent, sizeof(e.count)))
 		return;
@@ -795,7 +799,7 @@ static int make_epoll(struct collect *c, int *sigfd)
 	if (ep < 0 || *sigfd < 0)
 		return -errno;
 	ev.data.u32 = 0;
-	epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->rb), &ev);
+	epoll_ctl(ep, EPOLL_CTL_ADD, drain__fd(c->drain), &ev);
 	ev.data.u32 = 1;
 	epoll_ctl(ep, EPOLL_CTL_ADD, attach__pidfd(c->a), &ev);
 	ev.data.u32 = 2;
@@ -892,7 +896,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 			return GMT_END_ERROR;
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 0)
-				ring_buffer__consume(c->rb);
+				drain__run(c->drain);
 			else if (evs[i].data.u32 == 1)
 				return GMT_END_TARGET_EXIT;
 			else if (evs[i].data.u32 == 3)
@@ -906,7 +910,7 @@ static __u32 loop(struct collect *c, int ep, int sigfd)
 		if (deadline && now >= deadline)
 			return GMT_END_DURATION;
 		if (now >= next_tick) {
-			ring_buffer__consume(c->rb);
+			drain__run(c->drain);
 			gpulib__service(c->gpu); /* a helper out of time */
 			discover(c);
 			scan_gpu_libs(c);
@@ -988,8 +992,8 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		c->ustack_dump = open(getenv("GMT_TEST_USTACK_DUMP"),
 				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	c->unw = unwinder__new(c->sym);
-	c->rb = ring_buffer__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c, NULL);
-	if (!c->rb || !c->sym || c->ncpus <= 0) {
+	c->drain = drain__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c);
+	if (!c->drain || !c->sym || c->ncpus <= 0) {
 		snprintf(err, size, "setting up the ring buffer failed: %s", strerror(errno));
 		ret = -EIO;
 		goto out;
@@ -1035,7 +1039,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	}
 	ret = attach__release(a, err, size);
 	if (ret) {
-		ring_buffer__consume(c->rb);
+		drain__run(c->drain);
 		emit_end(c, GMT_END_ERROR);
 		goto out;
 	}
@@ -1044,14 +1048,22 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 	else if (!o->quiet)
 		fprintf(stderr, "gpumemtrace: watching for GPU processes%s; Ctrl-C to stop\n",
 			o->nr_comms ? " and those named with --comm" : "");
+	ret = drain__start(c->drain);
+	if (ret) {
+		snprintf(err, size, "starting the ring buffer's reader: %s", strerror(-ret));
+		drain__run(c->drain);
+		emit_end(c, GMT_END_ERROR);
+		goto out;
+	}
 	reason = loop(c, ep, sigfd);
+	drain__stop(c->drain);
 	if (reason == GMT_END_TARGET_EXIT && !o->quiet)
 		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",
 			attach__target(a));
-	ring_buffer__consume(c->rb);
+	drain__run(c->drain);
 	/* the drivers still being asked: their devices and probes go in */
 	gpulib__drain(c->gpu);
-	ring_buffer__consume(c->rb);
+	drain__run(c->drain);
 	if (reason != GMT_END_TARGET_EXIT) {
 		emit_samples(c);
 		emit_maps_rss(c);
@@ -1065,7 +1077,7 @@ out:
 	if (sigfd >= 0)
 		close(sigfd);
 	nvml__stop(c->nvml);
-	ring_buffer__free(c->rb);
+	drain__free(c->drain);
 	symbolizer__free(c->sym);
 	unwinder__free(c->unw);
 	if (c->ustack_dump >= 0)

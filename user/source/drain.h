@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The kernel ring buffer, emptied by a thread of its own into a queue in
+ * user space, so that slow work on the main loop (the live view's frame,
+ * the Prometheus text, a symbol lookup) never fills the kernel's buffer.
+ * The main loop takes the queued records when drain__fd is readable and at
+ * its own ticks. */
+#ifndef GMT_DRAIN_H
+#define GMT_DRAIN_H
+
+#include <stddef.h>
+#include "stream/event.h"
+
+/* past this many queued bytes, records are dropped and counted */
+#define DRAIN_QUEUE_MAX (256u << 20)
+
+struct drain;
+/* one record: the ring buffer callback's shape */
+typedef int (*drain_fn)(void *ctx, void *data, size_t size);
+
+/* a reader of the BPF ring buffer map map_fd; records go to fn(ctx, ...)
+ * on the thread that calls drain__run. NULL with errno set. */
+struct drain *drain__new(int map_fd, drain_fn fn, void *ctx);
+/* starts the thread; -errno */
+int drain__start(struct drain *d);
+/* readable when the kernel asked for a reader (the buffer filling, or a
+ * record that must be read while its process lives) */
+int drain__fd(const struct drain *d);
+/* hands the queued records to fn; when the thread is not running, empties
+ * the kernel's buffer first */
+void drain__run(struct drain *d);
+/* stops and joins the thread; later drain__run calls read the kernel */
+void drain__stop(struct drain *d);
+/* records dropped for a full queue, by source (GMT_SRC_*) */
+__u64 drain__dropped(const struct drain *d, unsigned int src);
+void drain__free(struct drain *d);
+
+#endif

@@ -457,7 +457,8 @@ test_format_is_clean() {
 }
 
 # ARCHITECTURE.md's one-way flow: no stage includes one above it or a
-# sibling; the check itself catches both kinds when they are planted
+# sibling, nothing above the model reads the wire format; the check itself
+# catches each kind when it is planted
 test_layering_is_one_way() {
 	local out
 	out=$("$ROOT/tests/layering.sh" 2>&1)
@@ -470,7 +471,15 @@ test_layering_is_one_way() {
 	expect 'grep -q "model/model_bo.c: includes report/report.h (model may not include report)" <<<"$out"' \
 		"names the upward include: $out"
 	expect 'grep -q "model/model_req.c: includes source/procfs.h (model may not include source)" <<<"$out"' \
-		"names the sibling include"
+		"names the sibling include" || return 1
+	# a wire number read above the model, and one only in a comment (allowed)
+	printf 'static int wire = GMT_GK_HOST;\n/* GMT_GK_HOST, in words */\n' \
+		>>"$T/user/analysis/roles.c"
+	out=$("$ROOT/tests/layering.sh" "$T/user" 2>&1)
+	expect '[ "$(grep -c "reads the wire format" <<<"$out")" = 1 ]' \
+		"one wire name named, the comment left alone: $out" || return 1
+	expect 'grep -q "analysis/roles.c:[0-9]*: reads the wire format: static int wire = GMT_GK_HOST;" <<<"$out"' \
+		"names the file, the line and the code"
 }
 
 # Debian's own kernels under QEMU: every mm/proc program loads (verifier and

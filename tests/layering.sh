@@ -1,7 +1,9 @@
 #!/bin/bash
 # The one-way flow of ARCHITECTURE.md, checked: a file under user/STAGE/
-# includes only its own stage and the stages below it. Prints each backwards
-# include as "FILE: includes HEADER (STAGE may not)"; exit status 1 if any.
+# includes only its own stage and the stages below it, and nothing above the
+# model reads the wire format. Prints each backwards include as "FILE:
+# includes HEADER (STAGE may not)", each wire name as "FILE:LINE: reads the
+# wire format"; exit status 1 if any.
 #   tests/layering.sh [USER_DIR]   (default: the repository's user/)
 set -u
 dir=${1:-$(cd "$(dirname "$0")/.." && pwd)/user}
@@ -63,4 +65,22 @@ while IFS= read -r f; do
 		fi
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done < <(find "$dir" -name '*.[ch]' | sort)
+
+# Above the model, nothing reads the wire format: the analysis, the reports
+# and the view use the model's names (model.h), not gmt_* records or GMT_*
+# numbers. Perfetto's export is the one reader of the stream up there: it
+# turns decode records into slices, record by record.
+for f in "$dir"/analysis/*.[ch] "$dir"/report/*.[ch] "$dir"/view/*.[ch]; do
+	[ -e "$f" ] || continue
+	rel=${f#"$dir"/}
+	case $rel in report/perfetto.[ch]) continue ;; esac
+	# comments blanked (their lines kept), then include guards skipped
+	while IFS= read -r hit; do
+		echo "$rel:${hit%%:*}: reads the wire format:${hit#*:}"
+		bad=1
+	done < <(perl -0pe 's{/\*.*?\*/}{$&=~s/[^\n]//gr}gse; s{//[^\n]*}{}g' "$f" |
+		grep -nE '\b(gmt_[a-z_]+|GMT_[A-Z0-9_]+)\b' |
+		grep -vE '^[0-9]+:[[:space:]]*#[[:space:]]*(ifndef|define|endif)[[:space:]]+GMT_[A-Z0-9_]+_H\b' |
+		sed 's/:[[:space:]]*/: /')
+done
 exit $bad

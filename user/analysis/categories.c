@@ -22,17 +22,18 @@ static struct category *next(struct category *out, size_t *n, size_t max, const 
 
 static const char *api_key(unsigned int api)
 {
-	static const char *const keys[GMT_API_NR] = { "gpu", "vulkan", "cuda", "hip" };
+	static const char *const keys[MODEL_API_NR] = { "gpu", "vulkan", "cuda", "hip" };
 
-	return api < GMT_API_NR ? keys[api] : "gpu";
+	return api < MODEL_API_NR ? keys[api] : "gpu";
 }
 
 static const char *kind_key(unsigned int kind)
 {
-	static const char *const keys[GMT_GK_NR] = { "device",	   "host", "managed", "vmm",
-						     "vmm_mapped", "va",   "graphs",  "memory" };
+	static const char *const keys[MODEL_KIND_NR] = {
+		"device", "host", "managed", "vmm", "vmm_mapped", "va", "graphs", "memory"
+	};
 
-	return kind < GMT_GK_NR ? keys[kind] : "memory";
+	return kind < MODEL_KIND_NR ? keys[kind] : "memory";
 }
 
 static void api_categories(const struct model_proc *p, struct category *out, size_t *n, size_t max)
@@ -40,10 +41,10 @@ static void api_categories(const struct model_proc *p, struct category *out, siz
 	char name[32], text[48];
 	unsigned int a, k;
 
-	for (a = 1; p->gpu && a < GMT_API_NR; a++)
-		for (k = 0; k < GMT_GK_NR; k++) {
+	for (a = 1; p->gpu && a < MODEL_API_NR; a++)
+		for (k = 0; k < MODEL_KIND_NR; k++) {
 			const struct model_gpu_stat *st = &p->gpu->st[a][k];
-			bool graphs = k == GMT_GK_GRAPH_EXEC;
+			bool graphs = k == MODEL_KIND_GRAPH_EXEC;
 			struct category *c;
 
 			if (!st->allocs || (!graphs && !model_gpu__holds_memory(k)))
@@ -59,8 +60,8 @@ static void api_categories(const struct model_proc *p, struct category *out, siz
 			c->api = a;
 			c->kind = k;
 			c->zero_before = true;
-			c->device =
-				k == GMT_GK_DEVICE || k == GMT_GK_MANAGED || k == GMT_GK_VMM_PHYS;
+			c->device = k == MODEL_KIND_DEVICE || k == MODEL_KIND_MANAGED ||
+				    k == MODEL_KIND_VMM_PHYS;
 		}
 }
 
@@ -71,10 +72,10 @@ size_t categories__list(const struct model *m, const struct model_proc *p, struc
 	size_t n = 0, i;
 
 	next(out, &n, max, "host_anon", "host heap (anonymous RSS)", CAT_HOST,
-	     &p->rss[GMT_RSS_ANON]);
-	next(out, &n, max, "host_file", "host file-backed RSS", CAT_HOST, &p->rss[GMT_RSS_FILE]);
+	     &p->rss[MODEL_RSS_ANON]);
+	next(out, &n, max, "host_file", "host file-backed RSS", CAT_HOST, &p->rss[MODEL_RSS_FILE]);
 	next(out, &n, max, "host_shmem", "host shared memory RSS", CAT_HOST,
-	     &p->rss[GMT_RSS_SHMEM]);
+	     &p->rss[MODEL_RSS_SHMEM]);
 	api_categories(p, out, &n, max);
 	for (i = 0; i < m->nr_bo_owners; i++) {
 		if (m->bo_owners[i].pid != p->pid)
@@ -115,7 +116,7 @@ bool category__level(const struct category *c, __u64 ts, double *v)
 /* the biggest Vulkan heap that is (or is not) device-local */
 static bool vk_heap(const struct model *m, bool local, double *size)
 {
-	const struct gmt_gpu_device *d = model__vk_device(m);
+	const struct model_device *d = model__vk_device(m);
 	__u32 i;
 
 	*size = 0;
@@ -139,16 +140,16 @@ bool category__limit(const struct model *m, const struct model_proc *p, const st
 		*what = "the host's available RAM";
 		return true;
 	case CAT_API:
-		if (c->api == GMT_API_VK) {
-			*what = c->kind == GMT_GK_HOST ? "the host-memory heap" :
-							 "the device-local heap";
-			return vk_heap(m, c->kind != GMT_GK_HOST, limit);
+		if (c->api == MODEL_API_VK) {
+			*what = c->kind == MODEL_KIND_HOST ? "the host-memory heap" :
+							     "the device-local heap";
+			return vk_heap(m, c->kind != MODEL_KIND_HOST, limit);
 		}
 		/* CUDA and HIP memory ends where the device's does */
 		__attribute__((fallthrough));
 	case CAT_DRIVER:
 		if (!strcmp(c->name, "drm_vram") || !strcmp(c->name, "drm_gtt") ||
-		    (c->cls == CAT_API && c->kind == GMT_GK_HOST))
+		    (c->cls == CAT_API && c->kind == MODEL_KIND_HOST))
 			return false;
 		for (i = 0; i < m->nr_nvml; i++)
 			free_dev += m->nvml[i].free;

@@ -277,7 +277,7 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
  * (llvmpipe, lavapipe) allocate it with the host's allocator */
 static bool vk_memory_is_host(const struct model *m)
 {
-	const struct gmt_gpu_device *d = model__vk_device(m);
+	const struct model_device *d = model__vk_device(m);
 
 	return d && (d->vendor_id == 0x10005 || strstr(d->name, "llvmpipe"));
 }
@@ -294,7 +294,7 @@ static void host_less_vulkan(const struct model *m, struct judged *host, const s
 		return;
 	for (i = 0; i < host->n; i++) {
 		for (sum = 0, k = 0; k < n; k++)
-			if (all[k].c.cls == CAT_API && all[k].c.api == GMT_API_VK &&
+			if (all[k].c.cls == CAT_API && all[k].c.api == MODEL_API_VK &&
 			    category__level(&all[k].c, host->ts[i], &v))
 				sum += v;
 		host->y[i] -= sum;

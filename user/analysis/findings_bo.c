@@ -58,7 +58,7 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	double pr, out;
 	__u64 first = 0, last = 0;
 	size_t i, nb = 0, na = 0, count = 0;
-	char comm[GMT_COMM_LEN] = "", a[32], b[32], c[32], tail[256] = "";
+	char comm[MODEL_COMM_LEN] = "", a[32], b[32], c[32], tail[256] = "";
 	const struct model_bo_owner *ev = NULL;
 	struct finding *f;
 	__s64 vram_before = 0, vram_now = 0;
@@ -68,7 +68,7 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 		const struct model_eviction *e = &m->evictions[i];
 		const struct model_bo *bo;
 
-		if (e->owner != p->pid || e->evictor != who || e->from != GMT_PL_VRAM)
+		if (e->owner != p->pid || e->evictor != who || e->from != MODEL_PL_VRAM)
 			continue;
 		if (!count++)
 			first = e->ts;
@@ -76,7 +76,7 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 		bytes += e->size;
 		memcpy(comm, e->evictor_comm, sizeof(comm) - 1);
 		bo = bo_of(m, e->bo, e->ts);
-		if (bo && bo->live && bo->place == GMT_PL_VRAM)
+		if (bo && bo->live && bo->place == MODEL_PL_VRAM)
 			back += e->size;
 		else if (bo && !bo->live)
 			gone += e->size;
@@ -196,7 +196,7 @@ void findings__evictions(const struct model *m, const struct model_proc *p, stru
 	for (i = 0; i < m->nr_evictions; i++) {
 		const struct model_eviction *e = &m->evictions[i];
 
-		if (e->owner != p->pid || e->from != GMT_PL_VRAM)
+		if (e->owner != p->pid || e->from != MODEL_PL_VRAM)
 			continue;
 		for (j = 0; j < n && seen[j] != e->evictor; j++)
 			;

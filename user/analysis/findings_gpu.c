@@ -12,12 +12,13 @@
 
 static const char *kind_key(unsigned int api, unsigned int kind, char *buf, size_t size)
 {
-	static const char *const apis[GMT_API_NR] = { "gpu", "vulkan", "cuda", "hip" };
-	static const char *const kinds[GMT_GK_NR] = { "device",	    "host", "managed", "vmm",
-						      "vmm_mapped", "va",   "graphs",  "memory" };
+	static const char *const apis[MODEL_API_NR] = { "gpu", "vulkan", "cuda", "hip" };
+	static const char *const kinds[MODEL_KIND_NR] = {
+		"device", "host", "managed", "vmm", "vmm_mapped", "va", "graphs", "memory"
+	};
 
-	snprintf(buf, size, "%s_%s", apis[api < GMT_API_NR ? api : 0],
-		 kinds[kind < GMT_GK_NR ? kind : GMT_GK_VK_MEMORY]);
+	snprintf(buf, size, "%s_%s", apis[api < MODEL_API_NR ? api : 0],
+		 kinds[kind < MODEL_KIND_NR ? kind : MODEL_KIND_VK_MEMORY]);
 	return buf;
 }
 
@@ -51,7 +52,7 @@ static bool llama(const struct model_proc *p, const struct finding *f)
 static void failure(const struct model *m, const struct model_proc *p,
 		    const struct model_gpu_failure *x, unsigned int times, struct findings *fs)
 {
-	const struct gmt_gpu_device *d = x->api == GMT_API_VK ? model__vk_device(m) : NULL;
+	const struct model_device *d = x->api == MODEL_API_VK ? model__vk_device(m) : NULL;
 	char a[32], b[32], name[32], res[48], where[160] = "", sz[64], kv[320], roles[400];
 	const char *role;
 	const char *rn = gpufuncs__result_name(x->api, x->result);
@@ -121,7 +122,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 			len += snprintf(f->message + len, sizeof(f->message) - len, ", other %s",
 					B(a, x->other_bytes));
 	}
-	if (x->kind == GMT_GK_GRAPH_EXEC && len < sizeof(f->message))
+	if (x->kind == MODEL_KIND_GRAPH_EXEC && len < sizeof(f->message))
 		snprintf(
 			f->message + len, sizeof(f->message) - len,
 			". What to try: keep fewer graph executables alive; their memory is not in "

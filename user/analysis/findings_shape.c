@@ -114,8 +114,8 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 				     mp->prot	     ? (mp->live ? mp->live : mp->len) :
 						       0;
 
-			if (mp->ts >= from && mp->ts <= to && mp->fd_class == GMT_FD_ANON && held &&
-			    (!mp->gone_ts || mp->gone_ts > to)) {
+			if (mp->ts >= from && mp->ts <= to && mp->fd_class == MODEL_FD_ANON &&
+			    held && (!mp->gone_ts || mp->gone_ts > to)) {
 				findings__hold(v, &n, 255, mp->stack_id, held);
 				guessed |= !mp->resident_ts;
 			}

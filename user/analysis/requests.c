@@ -27,11 +27,11 @@ void requests__delta(const struct model *m, const struct model_proc *p,
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
-	d->anon = change(&p->rss[GMT_RSS_ANON], from, to);
+	d->anon = change(&p->rss[MODEL_RSS_ANON], from, to);
 	if (p->gpu) {
 		d->has_gpu = true;
-		for (a = 0; a < GMT_API_NR; a++)
-			for (k = 0; k < GMT_GK_NR; k++)
+		for (a = 0; a < MODEL_API_NR; a++)
+			for (k = 0; k < MODEL_KIND_NR; k++)
 				if (model_gpu__holds_memory(k))
 					d->gpu += change(&p->gpu->st[a][k].series, from, to);
 	}

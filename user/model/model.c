@@ -2,9 +2,90 @@
 /* processes, memory series and mappings built from the event stream */
 #include <stdlib.h>
 #include <string.h>
-#include "model.h"
+#include "model_int.h"
 
 #define MAX_ERRNO 4095
+
+/* the model's names number what the wire format numbers the same way: the
+ * one place that says so (model.h) */
+#define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " is " #b)
+SAME(MODEL_COMM_LEN, GMT_COMM_LEN);
+SAME(MODEL_PATH_LEN, GMT_PATH_LEN);
+SAME(MODEL_DECODE_SEQS, GMT_DECODE_SEQS);
+SAME(MODEL_API_VK, GMT_API_VK);
+SAME(MODEL_API_CU, GMT_API_CU);
+SAME(MODEL_API_HIP, GMT_API_HIP);
+SAME(MODEL_API_NR, GMT_API_NR);
+SAME(MODEL_KIND_DEVICE, GMT_GK_DEVICE);
+SAME(MODEL_KIND_HOST, GMT_GK_HOST);
+SAME(MODEL_KIND_MANAGED, GMT_GK_MANAGED);
+SAME(MODEL_KIND_VMM_PHYS, GMT_GK_VMM_PHYS);
+SAME(MODEL_KIND_VMM_MAP, GMT_GK_VMM_MAP);
+SAME(MODEL_KIND_VA_RESERVE, GMT_GK_VA_RESERVE);
+SAME(MODEL_KIND_GRAPH_EXEC, GMT_GK_GRAPH_EXEC);
+SAME(MODEL_KIND_VK_MEMORY, GMT_GK_VK_MEMORY);
+SAME(MODEL_KIND_NR, GMT_GK_NR);
+SAME(MODEL_RSS_FILE, GMT_RSS_FILE);
+SAME(MODEL_RSS_ANON, GMT_RSS_ANON);
+SAME(MODEL_RSS_SWAP, GMT_RSS_SWAP);
+SAME(MODEL_RSS_SHMEM, GMT_RSS_SHMEM);
+SAME(MODEL_RSS_NR, GMT_RSS_NR);
+SAME(MODEL_FAULT_ANON, GMT_FAULT_ANON);
+SAME(MODEL_FAULT_FILE, GMT_FAULT_FILE);
+SAME(MODEL_FAULT_DEVICE, GMT_FAULT_DEVICE);
+SAME(MODEL_FAULT_OTHER, GMT_FAULT_OTHER);
+SAME(MODEL_FAULT_NR, GMT_FAULT_NR);
+SAME(MODEL_FD_ANON, GMT_FD_ANON);
+SAME(MODEL_FD_FILE, GMT_FD_FILE);
+SAME(MODEL_FD_DEVICE, GMT_FD_DEVICE);
+SAME(MODEL_FD_OTHER, GMT_FD_OTHER);
+SAME(MODEL_ST_VMRSS, GMT_S_VMRSS);
+SAME(MODEL_ST_RSSANON, GMT_S_RSSANON);
+SAME(MODEL_ST_RSSFILE, GMT_S_RSSFILE);
+SAME(MODEL_ST_RSSSHMEM, GMT_S_RSSSHMEM);
+SAME(MODEL_ST_VMSWAP, GMT_S_VMSWAP);
+SAME(MODEL_ST_VMSIZE, GMT_S_VMSIZE);
+SAME(MODEL_ST_VMHWM, GMT_S_VMHWM);
+SAME(MODEL_ST_VMDATA, GMT_S_VMDATA);
+SAME(MODEL_ST_NR, GMT_S_NR);
+SAME(MODEL_DRM_VRAM_TOTAL, GMT_DRM_VRAM_TOTAL);
+SAME(MODEL_DRM_VRAM_RESIDENT, GMT_DRM_VRAM_RESIDENT);
+SAME(MODEL_DRM_GTT_TOTAL, GMT_DRM_GTT_TOTAL);
+SAME(MODEL_DRM_GTT_RESIDENT, GMT_DRM_GTT_RESIDENT);
+SAME(MODEL_DRM_CPU_TOTAL, GMT_DRM_CPU_TOTAL);
+SAME(MODEL_DRM_CPU_RESIDENT, GMT_DRM_CPU_RESIDENT);
+SAME(MODEL_DRM_EVICTED_VRAM, GMT_DRM_EVICTED_VRAM);
+SAME(MODEL_DRM_NR, GMT_DRM_NR);
+SAME(MODEL_PL_NONE, GMT_PL_NONE);
+SAME(MODEL_PL_SYSTEM, GMT_PL_SYSTEM);
+SAME(MODEL_PL_TT, GMT_PL_TT);
+SAME(MODEL_PL_VRAM, GMT_PL_VRAM);
+SAME(MODEL_PROBE_ATTACHED, GMT_PROBE_ATTACHED);
+SAME(MODEL_PROBE_SKIPPED, GMT_PROBE_SKIPPED);
+SAME(MODEL_PROBE_FAILED, GMT_PROBE_FAILED);
+SAME(MODEL_END_TARGET_EXIT, GMT_END_TARGET_EXIT);
+SAME(MODEL_END_SIGNAL, GMT_END_SIGNAL);
+SAME(MODEL_END_DURATION, GMT_END_DURATION);
+SAME(MODEL_END_ERROR, GMT_END_ERROR);
+SAME(MODEL_SRC_PROC, GMT_SRC_PROC);
+SAME(MODEL_SRC_RSS, GMT_SRC_RSS);
+SAME(MODEL_SRC_FAULT, GMT_SRC_FAULT);
+SAME(MODEL_SRC_MMAP, GMT_SRC_MMAP);
+SAME(MODEL_SRC_GPU, GMT_SRC_GPU);
+SAME(MODEL_SRC_BO, GMT_SRC_BO);
+SAME(MODEL_SRC_HTTP, GMT_SRC_HTTP);
+SAME(MODEL_SRC_DECODE, GMT_SRC_DECODE);
+SAME(MODEL_SRC_NR, GMT_SRC_NR);
+SAME(MODEL_HTTP_END_LENGTH, GMT_HTTP_END_LENGTH);
+SAME(MODEL_HTTP_END_CHUNKED, GMT_HTTP_END_CHUNKED);
+SAME(MODEL_HTTP_END_CLOSE, GMT_HTTP_END_CLOSE);
+SAME(MODEL_HTTP_END_NEXT, GMT_HTTP_END_NEXT);
+SAME(MODEL_DEC_DECODE, GMT_DEC_DECODE);
+SAME(MODEL_DEC_ENCODE, GMT_DEC_ENCODE);
+SAME(MODEL_DEC_IMAGE, GMT_DEC_IMAGE);
+SAME(MODEL_DEC_IMAGE_EVAL, GMT_DEC_IMAGE_EVAL);
+SAME(MODEL_MEM_TYPES, GMT_MAX_MEM_TYPES);
+SAME(MODEL_MEM_HEAPS, GMT_MAX_MEM_HEAPS);
 
 struct live_range {
 	__u64 start, end;
@@ -184,6 +265,9 @@ static void on_session(struct model *m, const struct gmt_session *s)
 	m->start_realtime_ns = s->start_realtime_ns;
 	m->interval_ms = s->interval_ms;
 	m->flags = s->flags;
+	m->follow = s->flags & GMT_SESSION_FOLLOW;
+	m->all_bos = s->flags & GMT_SESSION_ALL_BOS;
+	m->watch = s->flags & GMT_SESSION_WATCH;
 	m->target_pid = s->target_pid;
 	m->page_size = s->page_size;
 	copy_str(m->tool_version, sizeof(m->tool_version), s->tool_version,
@@ -233,7 +317,7 @@ static void on_map_rss(struct model_proc *p, const struct gmt_map_rss *e)
 	for (i = 0; i < p->nr_maps; i++) {
 		struct model_mapping *mp = &p->maps[i];
 
-		if (mp->gone_ts || mp->fd_class != GMT_FD_ANON || mp->addr >= hi ||
+		if (mp->gone_ts || mp->fd_class != MODEL_FD_ANON || mp->addr >= hi ||
 		    mp->addr + mp->len <= lo)
 			continue;
 		/* a snapshot's records share its time: the first one starts over */
@@ -265,7 +349,7 @@ static void reset_memory(struct model_proc *p)
 {
 	int i;
 
-	for (i = 0; i < GMT_RSS_NR; i++)
+	for (i = 0; i < MODEL_RSS_NR; i++)
 		p->rss[i].n = 0;
 	p->vmrss.n = 0;
 	p->nr_samples = 0;
@@ -339,13 +423,16 @@ static void on_proc_exit(struct model_proc *p, const struct gmt_exit *e)
 
 static void on_sample(struct model_proc *p, const struct gmt_sample *e)
 {
-	__u64 rss = e->kb[GMT_S_VMRSS] << 10;
+	__u64 rss = e->kb[MODEL_ST_VMRSS] << 10;
 
 	model_req__idle(p, e->hdr.ts_ns);
+	struct model_sample x = { .ts = e->hdr.ts_ns, .valid = e->valid, .threads = e->threads };
+
+	memcpy(x.kb, e->kb, sizeof(x.kb));
 	if (!p->nr_samples++)
-		p->first_sample = *e;
-	p->last_sample = *e;
-	if (e->valid & (1u << GMT_S_VMRSS)) {
+		p->first_sample = x;
+	p->last_sample = x;
+	if (e->valid & (1u << MODEL_ST_VMRSS)) {
 		series__add(&p->vmrss, e->hdr.ts_ns, rss, 0);
 		if (rss > p->vmrss_peak)
 			p->vmrss_peak = rss;
@@ -364,13 +451,13 @@ static void on_faults(struct model_proc *p, const struct gmt_faults *e)
 	__u64 all = 0;
 	int i;
 
-	for (i = 0; i < GMT_FAULT_NR; i++)
+	for (i = 0; i < MODEL_FAULT_NR; i++)
 		all += e->count[i];
 	if (secs > 0 && all >= p->faults_all &&
 	    (all - p->faults_all) / secs > p->faults_all_peak_rate)
 		p->faults_all_peak_rate = (all - p->faults_all) / secs;
 	p->faults_all = all;
-	for (i = 0; i < GMT_FAULT_NR; i++) {
+	for (i = 0; i < MODEL_FAULT_NR; i++) {
 		if (secs > 0 && e->count[i] >= p->faults[i]) {
 			double rate = (e->count[i] - p->faults[i]) / secs;
 
@@ -632,7 +719,10 @@ static void on_nvml(struct model *m, struct model_proc *p, const struct gmt_nvml
 		;
 	if (i == MODEL_NVML_DEVS || e->index >= MODEL_NVML_DEVS)
 		return;
-	m->nvml[i] = *e;
+	m->nvml[i] = (struct model_nvml){
+		.ts = e->hdr.ts_ns, .index = e->index, .total = e->total, .free = e->free
+	};
+	copy_str(m->nvml[i].name, sizeof(m->nvml[i].name), e->name, sizeof(e->name));
 	m->nr_nvml += i == m->nr_nvml;
 	p->nvml_dev_used[e->index] = e->used == GMT_NVML_NO_PROC ? 0 : e->used;
 	for (i = 0; i < MODEL_NVML_DEVS; i++)
@@ -645,7 +735,7 @@ static void proc_free(struct model_proc *p);
 /* its largest resident memory, from /proc samples or the kernel's counters */
 static __u64 proc_peak(const struct model_proc *p)
 {
-	__u64 a = series__peak(&p->rss[GMT_RSS_ANON]) + series__peak(&p->rss[GMT_RSS_FILE]);
+	__u64 a = series__peak(&p->rss[MODEL_RSS_ANON]) + series__peak(&p->rss[MODEL_RSS_FILE]);
 
 	return p->vmrss_peak > a ? p->vmrss_peak : a;
 }
@@ -736,7 +826,7 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 			summarize_procs(m); /* p may be gone */
 		break;
 	case GMT_EV_RSS:
-		if (rss->member < GMT_RSS_NR)
+		if (rss->member < MODEL_RSS_NR)
 			series__add(&p->rss[rss->member], e->ts_ns, rss->bytes, 0);
 		break;
 	case GMT_EV_SAMPLE:
@@ -780,23 +870,39 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 
 static void on_device(struct model *m, const struct gmt_gpu_device *e)
 {
-	if (model__grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*e)))
+	struct model_device *d;
+	__u32 i;
+
+	if (model__grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*d)))
 		return;
-	m->devices[m->nr_devices] = *e;
-	m->devices[m->nr_devices].nr_types =
-		e->nr_types < GMT_MAX_MEM_TYPES ? e->nr_types : GMT_MAX_MEM_TYPES;
-	m->devices[m->nr_devices].nr_heaps =
-		e->nr_heaps < GMT_MAX_MEM_HEAPS ? e->nr_heaps : GMT_MAX_MEM_HEAPS;
-	m->nr_devices++;
+	d = &m->devices[m->nr_devices++];
+	*d = (struct model_device){
+		.api = e->api < MODEL_API_NR ? e->api : MODEL_API_NONE,
+		.index = e->index,
+		.vendor_id = e->vendor_id,
+		.device_id = e->device_id,
+		.nr_types = e->nr_types < MODEL_MEM_TYPES ? e->nr_types : MODEL_MEM_TYPES,
+		.nr_heaps = e->nr_heaps < MODEL_MEM_HEAPS ? e->nr_heaps : MODEL_MEM_HEAPS,
+	};
+	copy_str(d->name, sizeof(d->name), e->name, sizeof(e->name));
+	copy_str(d->driver, sizeof(d->driver), e->driver, sizeof(e->driver));
+	for (i = 0; i < d->nr_types; i++) {
+		d->types[i].flags = e->types[i].flags;
+		d->types[i].heap = e->types[i].heap;
+	}
+	for (i = 0; i < d->nr_heaps; i++) {
+		d->heaps[i].size = e->heaps[i].size;
+		d->heaps[i].flags = e->heaps[i].flags;
+	}
 }
 
-const struct gmt_gpu_device *model__vk_device(const struct model *m)
+const struct model_device *model__vk_device(const struct model *m)
 {
-	const struct gmt_gpu_device *d = NULL;
+	const struct model_device *d = NULL;
 	size_t i, n = 0;
 
 	for (i = 0; i < m->nr_devices; i++)
-		if (m->devices[i].api == GMT_API_VK) {
+		if (m->devices[i].api == MODEL_API_VK) {
 			d = &m->devices[i];
 			n++;
 		}
@@ -806,11 +912,11 @@ const struct gmt_gpu_device *model__vk_device(const struct model *m)
 unsigned int model__vk_kind(const struct model *m, __u32 mem_type)
 {
 	/* with several devices the call does not say which one it was */
-	const struct gmt_gpu_device *d = model__vk_device(m);
+	const struct model_device *d = model__vk_device(m);
 
 	if (!d || mem_type >= d->nr_types)
-		return GMT_GK_VK_MEMORY;
-	return d->types[mem_type].flags & 1 ? GMT_GK_DEVICE : GMT_GK_HOST;
+		return MODEL_KIND_VK_MEMORY;
+	return d->types[mem_type].flags & 1 ? MODEL_KIND_DEVICE : MODEL_KIND_HOST;
 }
 
 void model__add(void *ctx, const struct gmt_hdr *e)
@@ -885,12 +991,12 @@ bool model__bounds(const struct model *m, struct model_bounds *b)
 		b->maps_summarized_bytes += p->maps_summarized_bytes;
 		b->touches_thinned += p->touches_thinned;
 		b->reqs_summarized += p->reqs_summarized;
-		for (j = 0; j < GMT_RSS_NR; j++)
+		for (j = 0; j < MODEL_RSS_NR; j++)
 			count_thinned(&p->rss[j], b);
 		count_thinned(&p->vmrss, b);
 		count_thinned(&p->nvml_used, b);
-		for (j = 0; p->gpu && j < GMT_API_NR; j++)
-			for (k = 0; k < GMT_GK_NR; k++)
+		for (j = 0; p->gpu && j < MODEL_API_NR; j++)
+			for (k = 0; k < MODEL_KIND_NR; k++)
 				count_thinned(&p->gpu->st[j][k].series, b);
 	}
 	return b->maps_summarized || b->series_thinned || b->touches_thinned ||
@@ -901,7 +1007,7 @@ static void proc_free(struct model_proc *p)
 {
 	int i;
 
-	for (i = 0; i < GMT_RSS_NR; i++)
+	for (i = 0; i < MODEL_RSS_NR; i++)
 		free(p->rss[i].p);
 	free(p->vmrss.p);
 	free(p->nvml_used.p);

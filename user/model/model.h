@@ -11,6 +11,132 @@
 #include <uthash.h>
 #include "stream/event.h"
 
+/* The model's own names for what the wire format (bpf/gmt_events.h)
+ * numbers. model*.c read each record once and keep these; nothing above
+ * the model reads the wire format (tests/layering.sh checks it). Where the
+ * numbers agree with the wire's, model.c asserts it at compile time, so a
+ * change of the wire format breaks the build here and nowhere else. */
+#define MODEL_COMM_LEN 16
+#define MODEL_PATH_LEN 256
+#define MODEL_DECODE_SEQS 16 /* sequences one decode tells apart */
+enum model_api { MODEL_API_NONE, MODEL_API_VK, MODEL_API_CU, MODEL_API_HIP, MODEL_API_NR };
+/* what a GPU allocation is */
+enum model_kind {
+	MODEL_KIND_DEVICE,     /* device memory (Vulkan: a device-local type) */
+	MODEL_KIND_HOST,       /* pinned host memory (Vulkan: a host-only type) */
+	MODEL_KIND_MANAGED,    /* unified / managed */
+	MODEL_KIND_VMM_PHYS,   /* cuMemCreate: physical memory, no address */
+	MODEL_KIND_VMM_MAP,    /* cuMemMap: physical memory mapped at an address */
+	MODEL_KIND_VA_RESERVE, /* reserved address range: no memory */
+	MODEL_KIND_GRAPH_EXEC, /* an instantiated graph: size unknown */
+	MODEL_KIND_VK_MEMORY,  /* Vulkan: device or host by the memory type */
+	MODEL_KIND_NR,
+};
+/* the kernel's RSS counters */
+enum model_rss { MODEL_RSS_FILE, MODEL_RSS_ANON, MODEL_RSS_SWAP, MODEL_RSS_SHMEM, MODEL_RSS_NR };
+enum model_fault {
+	MODEL_FAULT_ANON,
+	MODEL_FAULT_FILE,
+	MODEL_FAULT_DEVICE,
+	MODEL_FAULT_OTHER,
+	MODEL_FAULT_NR
+};
+/* what a mapping maps */
+enum model_fd { MODEL_FD_ANON, MODEL_FD_FILE, MODEL_FD_DEVICE, MODEL_FD_OTHER };
+/* /proc/PID/status fields, in KiB */
+enum model_status {
+	MODEL_ST_VMRSS,
+	MODEL_ST_RSSANON,
+	MODEL_ST_RSSFILE,
+	MODEL_ST_RSSSHMEM,
+	MODEL_ST_VMSWAP,
+	MODEL_ST_VMSIZE,
+	MODEL_ST_VMHWM,
+	MODEL_ST_VMDATA,
+	MODEL_ST_NR,
+};
+/* a DRM client's fdinfo counters */
+enum model_drm_field {
+	MODEL_DRM_VRAM_TOTAL,
+	MODEL_DRM_VRAM_RESIDENT,
+	MODEL_DRM_GTT_TOTAL,
+	MODEL_DRM_GTT_RESIDENT,
+	MODEL_DRM_CPU_TOTAL,
+	MODEL_DRM_CPU_RESIDENT,
+	MODEL_DRM_EVICTED_VRAM,
+	MODEL_DRM_NR,
+};
+/* TTM placements; drivers number their own from 3 */
+#define MODEL_PL_NONE (-1)
+#define MODEL_PL_SYSTEM 0
+#define MODEL_PL_TT 1
+#define MODEL_PL_VRAM 2
+enum model_probe_status { MODEL_PROBE_ATTACHED = 1, MODEL_PROBE_SKIPPED, MODEL_PROBE_FAILED };
+/* why tracing stopped; 0: not told (a trace cut short) */
+enum model_end {
+	MODEL_END_TARGET_EXIT = 1,
+	MODEL_END_SIGNAL,
+	MODEL_END_DURATION,
+	MODEL_END_ERROR,
+};
+/* where lost events were lost */
+enum model_src {
+	MODEL_SRC_PROC,
+	MODEL_SRC_RSS,
+	MODEL_SRC_FAULT,
+	MODEL_SRC_MMAP,
+	MODEL_SRC_GPU,
+	MODEL_SRC_BO,
+	MODEL_SRC_HTTP,
+	MODEL_SRC_DECODE,
+	MODEL_SRC_NR,
+};
+/* llama.cpp's work: what a decode record was */
+/* how a response ended; 0 while open */
+enum model_http_end {
+	MODEL_HTTP_END_LENGTH = 1, /* Content-Length bytes sent */
+	MODEL_HTTP_END_CHUNKED,	   /* the chunked terminator */
+	MODEL_HTTP_END_CLOSE,	   /* the connection closed */
+	MODEL_HTTP_END_NEXT,	   /* the next response began */
+};
+enum model_decode { MODEL_DEC_DECODE = 1, MODEL_DEC_ENCODE, MODEL_DEC_IMAGE, MODEL_DEC_IMAGE_EVAL };
+
+/* one /proc/PID/status sample */
+struct model_sample {
+	__u64 ts;
+	__u64 kb[MODEL_ST_NR];
+	__u32 valid; /* bit per field that was present */
+	__u32 threads;
+};
+
+/* NVML's account of one GPU, at its last sample */
+struct model_nvml {
+	__u64 ts;
+	__u32 index; /* NVML device index */
+	__u64 total, free;
+	char name[64];
+};
+
+#define MODEL_MEM_TYPES 32
+#define MODEL_MEM_HEAPS 16
+/* what a driver said of a device's memory */
+struct model_device {
+	enum model_api api;
+	__u32 index; /* physical device index in the driver */
+	__u32 vendor_id, device_id;
+	__u32 nr_types, nr_heaps;
+	char name[64];
+	char driver[64]; /* library file name */
+	struct {
+		__u32 flags; /* VkMemoryPropertyFlags */
+		__u32 heap;
+	} types[MODEL_MEM_TYPES];
+	struct {
+		__u64 size;
+		__u32 flags; /* VkMemoryHeapFlags */
+	} heaps[MODEL_MEM_HEAPS];
+};
+
 #define MODEL_NVML_DEVS 16
 #define MODEL_FAIL_GROUPS 8
 
@@ -80,9 +206,9 @@ extern const double model_req_rate_le[MODEL_RATE_BUCKETS];	 /* tokens per second
 struct model_proc {
 	UT_hash_handle hh; /* in model.by_pid */
 	__u32 pid, ppid;
-	char comm[GMT_COMM_LEN];
-	char exe[GMT_PATH_LEN];
-	char cgroup[GMT_PATH_LEN]; /* "" when not told; "/" the root */
+	char comm[MODEL_COMM_LEN];
+	char exe[MODEL_PATH_LEN];
+	char cgroup[MODEL_PATH_LEN]; /* "" when not told; "/" the root */
 	char *cmdline;
 	char *env; /* "NAME=value\0"...: the settings of gmt_proc_env */
 	size_t env_len;
@@ -94,15 +220,15 @@ struct model_proc {
 	int threads, threads_peak;
 	unsigned int threads_created, children, children_followed;
 
-	struct series rss[GMT_RSS_NR]; /* from kmem:rss_stat */
-	struct series vmrss;	       /* from /proc samples, bytes */
-	struct gmt_sample first_sample, last_sample;
+	struct series rss[MODEL_RSS_NR]; /* from kmem:rss_stat */
+	struct series vmrss;		 /* from /proc samples, bytes */
+	struct model_sample first_sample, last_sample;
 	unsigned int nr_samples;
 	__u64 vmrss_peak;
 
-	__u64 faults[GMT_FAULT_NR];	      /* totals by class */
-	double fault_peak_rate[GMT_FAULT_NR]; /* per second, over one interval */
-	__u64 faults_all;		      /* every class together */
+	__u64 faults[MODEL_FAULT_NR];		/* totals by class */
+	double fault_peak_rate[MODEL_FAULT_NR]; /* per second, over one interval */
+	__u64 faults_all;			/* every class together */
 	double faults_all_peak_rate;
 	__u64 faults_ts;
 
@@ -151,8 +277,9 @@ struct model_proc {
 	size_t nr_seqs, seqs_cap;
 	struct model_run *runs;
 	size_t nr_runs, runs_cap;
-	size_t last_batch[GMT_DECODE_SEQS], nr_last_batch; /* runs in the last decode (1 + index) */
-	__u8 last_batch_rank[GMT_DECODE_SEQS]; /* each one's turn to be sampled; NO_RANK: none */
+	size_t last_batch[MODEL_DECODE_SEQS],
+		nr_last_batch;			 /* runs in the last decode (1 + index) */
+	__u8 last_batch_rank[MODEL_DECODE_SEQS]; /* each one's turn to be sampled; NO_RANK: none */
 	__u32 syncs_since_decode;
 	__u32 last_decode_tid;
 	__u64 last_decode_ts;	  /* the end of its last decode or synchronize */
@@ -206,7 +333,7 @@ struct model_gpu_failure {
 	__s32 result;
 	__u16 func;
 	__u8 api, kind;
-	__s64 live_bytes[GMT_API_NR][GMT_GK_NR]; /* at that moment */
+	__s64 live_bytes[MODEL_API_NR][MODEL_KIND_NR]; /* at that moment */
 	/* what was live then, by stack and size class (a power of two),
 	 * biggest first: what to shrink */
 	struct model_gpu_group {
@@ -228,7 +355,7 @@ struct model_gpu_holder {
 };
 
 struct model_gpu {
-	struct model_gpu_stat st[GMT_API_NR][GMT_GK_NR];
+	struct model_gpu_stat st[MODEL_API_NR][MODEL_KIND_NR];
 	struct model_gpu_holder *holders;
 	size_t nr_holders, holders_cap;
 	struct model_gpu_live *live;	    /* open addressing by class and handle */
@@ -246,7 +373,7 @@ enum { BO_SYSTEM, BO_GTT, BO_VRAM, BO_OTHER, BO_NR };
 
 struct model_bo_owner {
 	__u32 pid; /* 0: made before tracing began */
-	char comm[GMT_COMM_LEN];
+	char comm[MODEL_COMM_LEN];
 	__s64 bytes[BO_NR], peak[BO_NR];
 	__u64 live, created, freed, moves, evictions, evicted_bytes;
 	__u64 created_bytes, last_free_ts;
@@ -259,7 +386,7 @@ struct model_bo {
 	__u32 owner, evictor;
 	__u32 prefer, allowed; /* amdgpu domains; 0 when not told */
 	__u32 amdgpu_flags;    /* AMDGPU_GEM_CREATE_* */
-	char evictor_comm[GMT_COMM_LEN];
+	char evictor_comm[MODEL_COMM_LEN];
 	bool live, left_vram; /* evicted from VRAM and not back yet */
 	bool amdgpu;	      /* placements from 3 are amdgpu's */
 };
@@ -268,7 +395,7 @@ struct model_eviction {
 	__u64 ts, bo, size;
 	__s32 from, to;
 	__u32 owner, evictor, evict_id;
-	char evictor_comm[GMT_COMM_LEN];
+	char evictor_comm[MODEL_COMM_LEN];
 	bool amdgpu;
 };
 
@@ -277,11 +404,15 @@ struct model_eviction {
 /* DRM fdinfo: the driver's own counters, summed over the process's clients */
 struct model_drm {
 	char driver[32];
-	struct gmt_drm_fdinfo clients[MODEL_DRM_CLIENTS]; /* the last of each */
+	struct {
+		__u64 client_id;
+		__u64 bytes[MODEL_DRM_NR];
+		__u32 valid;	      /* bit per field printed */
+	} clients[MODEL_DRM_CLIENTS]; /* the last of each */
 	size_t nr_clients;
 	__u64 samples;
 	__u32 valid;
-	__u64 bytes[GMT_DRM_NR], peak[GMT_DRM_NR];
+	__u64 bytes[MODEL_DRM_NR], peak[MODEL_DRM_NR];
 	struct series vram, gtt; /* resident */
 };
 
@@ -292,7 +423,7 @@ struct model_request {
 	struct model_tally t;
 	__u64 image_ns;
 	__s32 seq;	   /* the llama.cpp sequence that served it; -1 none */
-	__u16 status, end; /* enum gmt_http_end; 0 while open */
+	__u16 status, end; /* enum model_http_end; 0 while open */
 	bool sse, responded, done;
 	bool tied;	  /* its run was looked for */
 	bool prompt_done; /* as t.prompt_done, for requests not tied yet: images */
@@ -324,6 +455,7 @@ struct model {
 	__u64 start_ts, last_ts, end_ts;
 	__u64 start_realtime_ns;
 	__u32 interval_ms, flags, target_pid, page_size;
+	bool follow, all_bos, watch; /* -f, -a, --watch */
 	char tool_version[16], kernel[65], host[65], arch[16];
 	char *cmdline;
 	__u32 end_reason;
@@ -351,14 +483,14 @@ struct model {
 
 	bool meminfo_seen; /* the host's memory, at the last interval */
 	__u64 mem_total, mem_available;
-	struct gmt_nvml nvml[MODEL_NVML_DEVS]; /* each GPU's last NVML sample */
+	struct model_nvml nvml[MODEL_NVML_DEVS]; /* each GPU's last NVML sample */
 	size_t nr_nvml;
 
-	struct gmt_gpu_device *devices; /* what the drivers said of their memory */
+	struct model_device *devices; /* what the drivers said of their memory */
 	size_t nr_devices, devices_cap;
 
-	__u64 lost[GMT_SRC_NR];
-	__u64 events, events_by_type[GMT_EV_MAX], unknown_events;
+	__u64 lost[MODEL_SRC_NR];
+	__u64 events, events_by_type[EVENT_TYPES], unknown_events;
 };
 
 /* a + b, held at the ends of the range: sizes come from a trace file, which
@@ -401,24 +533,19 @@ size_t series__after(const struct series *s, __u64 ts);
 bool series__at(const struct series *s, __u64 ts, __s64 *v);
 __s64 series__peak(const struct series *s);
 /* the kind a Vulkan memory type means (device-local or host), from the one
- * device the driver reported; GMT_GK_VK_MEMORY when it cannot be told */
+ * device the driver reported; MODEL_KIND_VK_MEMORY when it cannot be told */
 unsigned int model__vk_kind(const struct model *m, __u32 mem_type);
 /* the one Vulkan device the drivers reported; NULL for none or several */
-const struct gmt_gpu_device *model__vk_device(const struct model *m);
+const struct model_device *model__vk_device(const struct model *m);
 /* GPU calls: model_gpu.c */
-void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_call *e);
 void model_gpu__free(struct model_gpu *g);
 /* whether live bytes of a kind are memory (not a view, a reservation or a graph) */
 bool model_gpu__holds_memory(unsigned int kind);
 /* buffer objects: model_bo.c */
-void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_bo__free(struct model *m);
 /* "vram", "gtt", ...; amdgpu's own placements by name */
 const char *model_bo__place_name(__s32 place, bool amdgpu);
-void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
 /* HTTP requests: model_req.c */
-void model_req__add(struct model_proc *p, const struct gmt_http *e);
-void model_req__decode(struct model_proc *p, const struct gmt_decode *e);
 /* generated tokens of a request (see model_req.c); its decode rate, or -1 */
 __u64 model_req__generated(const struct model_request *r);
 double model_req__tokens_per_s(const struct model_request *r);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/fmt.h"
-#include "model.h"
+#include "model_int.h"
 
 const char *model_bo__place_name(__s32 place, bool amdgpu)
 {
@@ -17,13 +17,13 @@ const char *model_bo__place_name(__s32 place, bool amdgpu)
 	if (amdgpu && place >= 3 && place < 3 + (int)(sizeof(amd) / sizeof(amd[0])))
 		return amd[place - 3];
 	switch (place) {
-	case GMT_PL_NONE:
+	case MODEL_PL_NONE:
 		return "none";
-	case GMT_PL_SYSTEM:
+	case MODEL_PL_SYSTEM:
 		return "system";
-	case GMT_PL_TT:
+	case MODEL_PL_TT:
 		return "gtt";
-	case GMT_PL_VRAM:
+	case MODEL_PL_VRAM:
 		return "vram";
 	default:
 		return "driver";
@@ -39,10 +39,10 @@ const char *model_bo__domains(__u32 d, char *buf, size_t size)
 
 static int slot(__s32 place)
 {
-	return place == GMT_PL_SYSTEM ? BO_SYSTEM :
-	       place == GMT_PL_TT     ? BO_GTT :
-	       place == GMT_PL_VRAM   ? BO_VRAM :
-					BO_OTHER;
+	return place == MODEL_PL_SYSTEM ? BO_SYSTEM :
+	       place == MODEL_PL_TT	? BO_GTT :
+	       place == MODEL_PL_VRAM	? BO_VRAM :
+					  BO_OTHER;
 }
 
 static struct model_bo_owner *owner(struct model *m, __u32 pid)
@@ -74,7 +74,7 @@ static void place_bytes(struct model_bo_owner *o, __u64 ts, __s32 place, __s64 d
 {
 	int k = slot(place);
 
-	if (place == GMT_PL_NONE)
+	if (place == MODEL_PL_NONE)
 		return;
 	o->bytes[k] += delta;
 	if (o->bytes[k] > o->peak[k])
@@ -108,7 +108,7 @@ static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo
 				      .evict_id = e->evict_id,
 				      .amdgpu = b->amdgpu };
 	memcpy(v->evictor_comm, e->comm, sizeof(v->evictor_comm));
-	v->evictor_comm[GMT_COMM_LEN - 1] = 0;
+	v->evictor_comm[MODEL_COMM_LEN - 1] = 0;
 	owner(m, b->owner)->evictions++;
 	owner(m, b->owner)->evicted_bytes += b->size;
 }
@@ -164,12 +164,13 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 		place_bytes(o, e->hdr.ts_ns, e->to, b->size);
 		if (e->evict)
 			on_eviction(m, e, b);
-		if (b->place == GMT_PL_VRAM && e->to != GMT_PL_VRAM && e->evict && !b->left_vram) {
+		if (b->place == MODEL_PL_VRAM && e->to != MODEL_PL_VRAM && e->evict &&
+		    !b->left_vram) {
 			b->left_vram = true;
 			b->left_vram_ts = e->hdr.ts_ns;
 			b->evictor = e->hdr.pid;
 			memcpy(b->evictor_comm, e->comm, sizeof(b->evictor_comm) - 1);
-		} else if (e->to == GMT_PL_VRAM) {
+		} else if (e->to == MODEL_PL_VRAM) {
 			b->left_vram = false;
 		}
 		b->place = e->to;
@@ -213,23 +214,25 @@ void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e)
 			return;
 		d->nr_clients++;
 	}
-	d->clients[i] = *e;
-	d->clients[i].driver[sizeof(e->driver) - 1] = 0;
-	memcpy(d->driver, d->clients[i].driver, sizeof(d->driver));
+	d->clients[i].client_id = e->client_id;
+	d->clients[i].valid = e->valid;
+	memcpy(d->clients[i].bytes, e->bytes, sizeof(d->clients[i].bytes));
+	memcpy(d->driver, e->driver, sizeof(d->driver));
+	d->driver[sizeof(d->driver) - 1] = 0;
 	d->valid = 0;
 	memset(d->bytes, 0, sizeof(d->bytes));
 	for (i = 0; i < d->nr_clients; i++) {
 		d->valid |= d->clients[i].valid;
-		for (k = 0; k < GMT_DRM_NR; k++)
+		for (k = 0; k < MODEL_DRM_NR; k++)
 			d->bytes[k] += d->clients[i].bytes[k];
 	}
-	for (k = 0; k < GMT_DRM_NR; k++)
+	for (k = 0; k < MODEL_DRM_NR; k++)
 		if (d->bytes[k] > d->peak[k])
 			d->peak[k] = d->bytes[k];
-	if (d->valid & (1u << GMT_DRM_VRAM_RESIDENT))
-		series__add(&d->vram, e->hdr.ts_ns, d->bytes[GMT_DRM_VRAM_RESIDENT], 0);
-	if (d->valid & (1u << GMT_DRM_GTT_RESIDENT))
-		series__add(&d->gtt, e->hdr.ts_ns, d->bytes[GMT_DRM_GTT_RESIDENT], 0);
+	if (d->valid & (1u << MODEL_DRM_VRAM_RESIDENT))
+		series__add(&d->vram, e->hdr.ts_ns, d->bytes[MODEL_DRM_VRAM_RESIDENT], 0);
+	if (d->valid & (1u << MODEL_DRM_GTT_RESIDENT))
+		series__add(&d->gtt, e->hdr.ts_ns, d->bytes[MODEL_DRM_GTT_RESIDENT], 0);
 }
 
 void model_drm__free(struct model_drm *d)

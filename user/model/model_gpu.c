@@ -2,7 +2,7 @@
 /* live GPU API allocations of a process, from GPU_CALL events */
 #include <stdlib.h>
 #include <string.h>
-#include "model.h"
+#include "model_int.h"
 
 #define SERIES_STEP_NS 10000000ull /* one point per 10 ms at most */
 
@@ -10,7 +10,8 @@
  * a graph's size is unknown */
 bool model_gpu__holds_memory(unsigned int kind)
 {
-	return kind != GMT_GK_VMM_MAP && kind != GMT_GK_VA_RESERVE && kind != GMT_GK_GRAPH_EXEC;
+	return kind != MODEL_KIND_VMM_MAP && kind != MODEL_KIND_VA_RESERVE &&
+	       kind != MODEL_KIND_GRAPH_EXEC;
 }
 
 /* handles of different classes may share a value: a device pointer and a
@@ -20,13 +21,13 @@ enum gpu_class { C_MEMORY, C_VMM_PHYS, C_VMM_MAP, C_VA, C_GRAPH };
 static unsigned int kind_class(unsigned int kind)
 {
 	switch (kind) {
-	case GMT_GK_VMM_PHYS:
+	case MODEL_KIND_VMM_PHYS:
 		return C_VMM_PHYS;
-	case GMT_GK_VMM_MAP:
+	case MODEL_KIND_VMM_MAP:
 		return C_VMM_MAP;
-	case GMT_GK_VA_RESERVE:
+	case MODEL_KIND_VA_RESERVE:
 		return C_VA;
-	case GMT_GK_GRAPH_EXEC:
+	case MODEL_KIND_GRAPH_EXEC:
 		return C_GRAPH;
 	default:
 		return C_MEMORY;
@@ -225,8 +226,8 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 						 .func = e->func,
 						 .api = e->api,
 						 .kind = kind };
-		for (unsigned int a = 0; a < GMT_API_NR; a++)
-			for (unsigned int k = 0; k < GMT_GK_NR; k++)
+		for (unsigned int a = 0; a < MODEL_API_NR; a++)
+			for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 				f->live_bytes[a][k] = g->st[a][k].live_bytes;
 		snapshot_groups(g, f);
 		return;
@@ -310,12 +311,12 @@ void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_
 	struct model_gpu *g = p->gpu;
 	unsigned int kind = e->kind;
 
-	if (e->api >= GMT_API_NR || kind >= GMT_GK_NR)
+	if (e->api >= MODEL_API_NR || kind >= MODEL_KIND_NR)
 		return;
 	if (!g && !(g = p->gpu = calloc(1, sizeof(*g))))
 		return;
 	g->calls++;
-	if (kind == GMT_GK_VK_MEMORY && e->op == GMT_GOP_ALLOC)
+	if (kind == MODEL_KIND_VK_MEMORY && e->op == GMT_GOP_ALLOC)
 		kind = model__vk_kind(m, e->mem_type);
 	switch (e->op) {
 	case GMT_GOP_ALLOC:
@@ -347,8 +348,8 @@ void model_gpu__free(struct model_gpu *g)
 {
 	if (!g)
 		return;
-	for (unsigned int a = 0; a < GMT_API_NR; a++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++) {
+	for (unsigned int a = 0; a < MODEL_API_NR; a++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++) {
 			free(g->st[a][k].series.p);
 			free(g->st[a][k].counts.p);
 		}

@@ -39,7 +39,7 @@
  * call counts for every request in flight. */
 #include <math.h>
 #include <string.h>
-#include "model.h"
+#include "model_int.h"
 
 /* the oldest request on conn that still wants `what`, of those open: a
  * request left open for good costs a scan of the others open, never of
@@ -297,7 +297,7 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		p->http_conns_closed++;
 		for (i = 0; i < p->nr_open; i++)
 			if (p->reqs[p->open[i]].conn == e->conn && !p->reqs[p->open[i]].done)
-				finish(p, &p->reqs[p->open[i]], e->hdr.ts_ns, GMT_HTTP_END_CLOSE);
+				finish(p, &p->reqs[p->open[i]], e->hdr.ts_ns, MODEL_HTTP_END_CLOSE);
 		prune_open(p);
 		break;
 	}
@@ -580,7 +580,7 @@ static size_t nr_seqs(const struct gmt_decode *e)
 {
 	if (e->hdr.len < sizeof(*e))
 		return 0;
-	return e->nr_seqs < GMT_DECODE_SEQS ? e->nr_seqs : GMT_DECODE_SEQS;
+	return e->nr_seqs < MODEL_DECODE_SEQS ? e->nr_seqs : MODEL_DECODE_SEQS;
 }
 
 #define NO_RANK 0xff
@@ -601,8 +601,8 @@ static __u8 sample_rank(const struct gmt_decode *e, size_t n, size_t i)
 static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t n)
 {
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
-	size_t active[GMT_DECODE_SEQS], nactive = 0, i;
-	struct model_run *run[GMT_DECODE_SEQS];
+	size_t active[MODEL_DECODE_SEQS], nactive = 0, i;
+	struct model_run *run[MODEL_DECODE_SEQS];
 	struct model_seq *s;
 
 	p->batch_seqs = true;
@@ -679,22 +679,22 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
 	size_t i, n = nr_seqs(e);
 
-	if (e->kind != GMT_DEC_IMAGE)
+	if (e->kind != MODEL_DEC_IMAGE)
 		p->last_decode_ts = e->hdr.ts_ns;
-	if (e->kind == GMT_DEC_DECODE || e->kind == GMT_DEC_ENCODE) {
-		p->decodes += e->kind == GMT_DEC_DECODE;
-		p->decodes_before_requests += e->kind == GMT_DEC_DECODE && !p->nr_reqs;
-		p->encodes += e->kind == GMT_DEC_ENCODE;
+	if (e->kind == MODEL_DEC_DECODE || e->kind == MODEL_DEC_ENCODE) {
+		p->decodes += e->kind == MODEL_DEC_DECODE;
+		p->decodes_before_requests += e->kind == MODEL_DEC_DECODE && !p->nr_reqs;
+		p->encodes += e->kind == MODEL_DEC_ENCODE;
 		p->decode_tokens += e->n_tokens;
 		p->decode_errors += e->ret != 0;
-	} else if (e->kind == GMT_DEC_IMAGE) {
+	} else if (e->kind == MODEL_DEC_IMAGE) {
 		p->images++;
 	}
 	if (e->kind == GMT_DEC_SYNC) {
 		synced(p, e);
 		return;
 	}
-	if (e->kind == GMT_DEC_IMAGE) {
+	if (e->kind == MODEL_DEC_IMAGE) {
 		/* for the requests in flight whose prompt is not done yet */
 		for (i = 0; i < p->nr_open; i++) {
 			struct model_request *r = &p->reqs[p->open[i]];
@@ -704,7 +704,7 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 		}
 		return;
 	}
-	if (e->kind != GMT_DEC_DECODE && e->kind != GMT_DEC_ENCODE)
+	if (e->kind != MODEL_DEC_DECODE && e->kind != MODEL_DEC_ENCODE)
 		return;
 	if (n)
 		decode_seqs(p, e, n);

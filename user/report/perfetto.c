@@ -244,7 +244,7 @@ static void process_track(struct perfetto *p, const struct model_proc *pr, size_
 {
 	Perfetto__Protos__ProcessDescriptor d = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	Track t = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	char comm[GMT_COMM_LEN], cmd[512], *cmdv[1] = { cmd };
+	char comm[MODEL_COMM_LEN], cmd[512], *cmdv[1] = { cmd };
 
 	d.has_pid = true;
 	d.pid = pr->pid;
@@ -347,7 +347,7 @@ static void requests(struct perfetto *p, const struct model *m, const struct mod
 static void instants(struct perfetto *p, const struct model *m, const struct model_proc *pr,
 		     size_t i)
 {
-	char name[96], comm[GMT_COMM_LEN], size[32];
+	char name[96], comm[MODEL_COMM_LEN], size[32];
 	size_t k;
 
 	for (k = 0; k < m->nr_evictions; k++) {

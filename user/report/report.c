@@ -19,7 +19,7 @@ static void print_header(FILE *out, const struct model *m)
 		fprintf(out, "  (the recording has no session record: its start is missing)\n");
 		return;
 	}
-	if (m->flags & GMT_SESSION_WATCH)
+	if (m->watch)
 		fprintf(out, "  target   every GPU process (--watch)%s\n",
 			m->cmdline && *m->cmdline ? m->cmdline : "");
 	else
@@ -29,13 +29,13 @@ static void print_header(FILE *out, const struct model *m)
 	fprintf(out, "  started  %s\n", fmt_utc(when, sizeof(when), m->start_realtime_ns));
 	fprintf(out, "  traced   %.2f s, %s; samples every %.2f s%s\n", model__duration_ns(m) / 1e9,
 		end_reason_text(m->end_reason), m->interval_ms / 1e3,
-		m->flags & GMT_SESSION_FOLLOW ? "; following children (-f)" : "");
+		m->follow ? "; following children (-f)" : "");
 }
 
 static void print_probes(FILE *out, const struct model *m)
 {
 	const char *titles[] = { "Traced", "Skipped", "Failed" };
-	__u32 status[] = { GMT_PROBE_ATTACHED, GMT_PROBE_SKIPPED, GMT_PROBE_FAILED };
+	__u32 status[] = { MODEL_PROBE_ATTACHED, MODEL_PROBE_SKIPPED, MODEL_PROBE_FAILED };
 	size_t i, j, n;
 
 	for (j = 0; j < 3; j++) {
@@ -51,7 +51,7 @@ static void print_probes(FILE *out, const struct model *m)
 				fprintf(out, ": %s", p->reason);
 			fputc('\n', out);
 		}
-		if (!n && status[j] == GMT_PROBE_SKIPPED)
+		if (!n && status[j] == MODEL_PROBE_SKIPPED)
 			fprintf(out, "\nSkipped\n  nothing\n");
 	}
 }
@@ -65,7 +65,7 @@ static void print_rss(FILE *out, const struct model *m, const struct model_proc 
 	fprintf(out, "  RSS by member (kmem:rss_stat)\n");
 	fprintf(out, "    %-6s %12s %12s %12s %13s %14s\n", "", "start", "end", "peak", "change",
 		"rate");
-	for (k = 0; k < GMT_RSS_NR; k++) {
+	for (k = 0; k < MODEL_RSS_NR; k++) {
 		i = rss_member_order[k];
 		member_stats(m, &p->rss[i], &st);
 		if (!st.seen) {
@@ -80,7 +80,7 @@ static void print_rss(FILE *out, const struct model *m, const struct model_proc 
 
 static void print_status(FILE *out, const struct model_proc *p)
 {
-	const struct gmt_sample *f = &p->first_sample, *l = &p->last_sample;
+	const struct model_sample *f = &p->first_sample, *l = &p->last_sample;
 	char a[32], b[32], c[32], d[32], e[32];
 
 	if (!p->nr_samples) {
@@ -89,9 +89,9 @@ static void print_status(FILE *out, const struct model_proc *p)
 	}
 	fprintf(out,
 		"  /proc/%u/status (%u samples): VmRSS %s -> %s (peak %s), VmHWM %s, VmSwap %s\n",
-		p->pid, p->nr_samples, B(a, f->kb[GMT_S_VMRSS] << 10),
-		B(b, l->kb[GMT_S_VMRSS] << 10), B(c, p->vmrss_peak), B(d, l->kb[GMT_S_VMHWM] << 10),
-		B(e, l->kb[GMT_S_VMSWAP] << 10));
+		p->pid, p->nr_samples, B(a, f->kb[MODEL_ST_VMRSS] << 10),
+		B(b, l->kb[MODEL_ST_VMRSS] << 10), B(c, p->vmrss_peak),
+		B(d, l->kb[MODEL_ST_VMHWM] << 10), B(e, l->kb[MODEL_ST_VMSWAP] << 10));
 }
 
 static void print_cell(FILE *out, const struct series *s, __u64 ts)
@@ -113,14 +113,14 @@ static void print_timeline(FILE *out, const struct model *m, const struct model_
 
 	fprintf(out, "\n  Timeline (rss_stat by member; VmRSS from /proc; - = not seen yet)\n");
 	fprintf(out, "    %9s", "time");
-	for (k = 0; k < GMT_RSS_NR; k++)
+	for (k = 0; k < MODEL_RSS_NR; k++)
 		fprintf(out, " %11s", rss_member_names[rss_member_order[k]]);
 	fprintf(out, " %11s\n", "VmRSS");
 	for (i = 0; i < n; i++) {
 		__u64 ts = timeline_ts(m, p, i, n);
 
 		fprintf(out, "    %7.2f s", model__secs(m, ts));
-		for (k = 0; k < GMT_RSS_NR; k++)
+		for (k = 0; k < MODEL_RSS_NR; k++)
 			print_cell(out, &p->rss[rss_member_order[k]], ts);
 		print_cell(out, &p->vmrss, ts);
 		fputc('\n', out);
@@ -143,7 +143,7 @@ static void print_faults(FILE *out, const struct model *m, const struct model_pr
 		classified ? "" : " (not told apart by class here: see Skipped)", "class", "total",
 		"avg/s", "peak/s");
 	print_fault_row(out, "all", p->faults_all, secs, p->faults_all_peak_rate);
-	for (i = 0; classified && i < GMT_FAULT_NR; i++)
+	for (i = 0; classified && i < MODEL_FAULT_NR; i++)
 		print_fault_row(out, fault_class_names[i], p->faults[i], secs,
 				p->fault_peak_rate[i]);
 }
@@ -280,7 +280,7 @@ static void print_lost(FILE *out, const struct model *m)
 		return;
 	}
 	fprintf(out, "\nLost events:");
-	for (i = 0; i < GMT_SRC_NR; i++)
+	for (i = 0; i < MODEL_SRC_NR; i++)
 		if (m->lost[i])
 			fprintf(out, "%s %s %llu", n++ ? "," : "", source_names[i],
 				(unsigned long long)m->lost[i]);

@@ -57,8 +57,7 @@ void print_bos(FILE *out, const struct model *m)
 
 	if (!m->bo_events)
 		return;
-	fprintf(out, "\nKernel GPU buffers (TTM)%s\n",
-		m->flags & GMT_SESSION_ALL_BOS ? ", every process (-a)" : "");
+	fprintf(out, "\nKernel GPU buffers (TTM)%s\n", m->all_bos ? ", every process (-a)" : "");
 	fprintf(out, "  %-28s %6s %11s %11s %11s %11s %6s %9s\n", "owner", "live", "vram", "gtt",
 		"system", "peak vram", "moves", "evictions");
 	for (i = 0; i < m->nr_bo_owners; i++) {
@@ -210,12 +209,12 @@ struct json_object *bos_json(const struct model *m)
 	return o;
 }
 
-static const char *const drm_field_names[GMT_DRM_NR] = {
+static const char *const drm_field_names[MODEL_DRM_NR] = {
 	"vram total",	"vram resident",   "gtt total",	   "gtt resident",
 	"system total", "system resident", "evicted vram",
 };
 
-static const char *const drm_field_keys[GMT_DRM_NR] = {
+static const char *const drm_field_keys[MODEL_DRM_NR] = {
 	"vram_total_bytes",   "vram_resident_bytes",   "gtt_total_bytes",    "gtt_resident_bytes",
 	"system_total_bytes", "system_resident_bytes", "evicted_vram_bytes",
 };
@@ -235,7 +234,7 @@ void print_drm(FILE *out, const struct model_proc *p)
 		return;
 	}
 	fputc('\n', out);
-	for (k = 0; k < GMT_DRM_NR; k++)
+	for (k = 0; k < MODEL_DRM_NR; k++)
 		if (d->valid & (1u << k))
 			fprintf(out, "    %-16s %11s (peak %s)\n", drm_field_names[k],
 				B(a, d->bytes[k]), B(b, d->peak[k]));
@@ -254,7 +253,7 @@ struct json_object *drm_json(const struct model_proc *p)
 	add(o, "driver", str(d->driver));
 	add(o, "clients", u64(d->nr_clients));
 	add(o, "samples", u64(d->samples));
-	for (k = 0; k < GMT_DRM_NR; k++) {
+	for (k = 0; k < MODEL_DRM_NR; k++) {
 		add(o, drm_field_keys[k], d->valid & (1u << k) ? u64(d->bytes[k]) : NULL);
 		snprintf(key, sizeof(key), "peak_%s", drm_field_keys[k]);
 		add(o, key, d->valid & (1u << k) ? u64(d->peak[k]) : NULL);

@@ -3,21 +3,21 @@
 #include <string.h>
 #include "report_data.h"
 
-const char *const rss_member_names[GMT_RSS_NR] = { "file", "anon", "swap", "shmem" };
-const char *const fault_class_names[GMT_FAULT_NR] = { "anon", "file", "device", "other" };
-const char *const source_names[GMT_SRC_NR] = { "proc", "rss", "fault", "mmap",
-					       "gpu",  "bo",  "http",  "decode" };
-const int rss_member_order[GMT_RSS_NR] = { GMT_RSS_ANON, GMT_RSS_FILE, GMT_RSS_SHMEM,
-					   GMT_RSS_SWAP };
+const char *const rss_member_names[MODEL_RSS_NR] = { "file", "anon", "swap", "shmem" };
+const char *const fault_class_names[MODEL_FAULT_NR] = { "anon", "file", "device", "other" };
+const char *const source_names[MODEL_SRC_NR] = { "proc", "rss", "fault", "mmap",
+						 "gpu",	 "bo",	"http",	 "decode" };
+const int rss_member_order[MODEL_RSS_NR] = { MODEL_RSS_ANON, MODEL_RSS_FILE, MODEL_RSS_SHMEM,
+					     MODEL_RSS_SWAP };
 
 const char *probe_status_name(__u32 status)
 {
 	switch (status) {
-	case GMT_PROBE_ATTACHED:
+	case MODEL_PROBE_ATTACHED:
 		return "attached";
-	case GMT_PROBE_SKIPPED:
+	case MODEL_PROBE_SKIPPED:
 		return "skipped";
-	case GMT_PROBE_FAILED:
+	case MODEL_PROBE_FAILED:
 		return "failed";
 	}
 	return "unknown";
@@ -26,13 +26,13 @@ const char *probe_status_name(__u32 status)
 const char *end_reason_text(__u32 reason)
 {
 	switch (reason) {
-	case GMT_END_TARGET_EXIT:
+	case MODEL_END_TARGET_EXIT:
 		return "until the target exited";
-	case GMT_END_SIGNAL:
+	case MODEL_END_SIGNAL:
 		return "until interrupted";
-	case GMT_END_DURATION:
+	case MODEL_END_DURATION:
 		return "for the --duration asked";
-	case GMT_END_ERROR:
+	case MODEL_END_ERROR:
 		return "until an error stopped tracing";
 	}
 	return "until the recording ended without an end record";
@@ -41,13 +41,13 @@ const char *end_reason_text(__u32 reason)
 const char *end_reason_key(__u32 reason)
 {
 	switch (reason) {
-	case GMT_END_TARGET_EXIT:
+	case MODEL_END_TARGET_EXIT:
 		return "target_exit";
-	case GMT_END_SIGNAL:
+	case MODEL_END_SIGNAL:
 		return "signal";
-	case GMT_END_DURATION:
+	case MODEL_END_DURATION:
 		return "duration";
-	case GMT_END_ERROR:
+	case MODEL_END_ERROR:
 		return "error";
 	}
 	return "unknown";
@@ -56,11 +56,11 @@ const char *end_reason_key(__u32 reason)
 const char *fd_class_name(__u32 cls)
 {
 	switch (cls) {
-	case GMT_FD_ANON:
+	case MODEL_FD_ANON:
 		return "anon";
-	case GMT_FD_FILE:
+	case MODEL_FD_FILE:
 		return "file";
-	case GMT_FD_DEVICE:
+	case MODEL_FD_DEVICE:
 		return "device";
 	}
 	return "other";
@@ -155,7 +155,7 @@ __u64 lost_total(const struct model *m)
 	__u64 t = 0;
 	int i;
 
-	for (i = 0; i < GMT_SRC_NR; i++)
+	for (i = 0; i < MODEL_SRC_NR; i++)
 		t += m->lost[i];
 	return t;
 }
@@ -166,6 +166,6 @@ bool faults_classified(const struct model *m)
 
 	for (i = 0; i < m->nr_probes; i++)
 		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault"))
-			return m->probes[i].status == GMT_PROBE_ATTACHED;
+			return m->probes[i].status == MODEL_PROBE_ATTACHED;
 	return false;
 }

@@ -13,11 +13,11 @@ struct member_stats {
 	size_t events;
 };
 
-extern const char *const rss_member_names[GMT_RSS_NR];
-extern const char *const fault_class_names[GMT_FAULT_NR];
-extern const char *const source_names[GMT_SRC_NR];
+extern const char *const rss_member_names[MODEL_RSS_NR];
+extern const char *const fault_class_names[MODEL_FAULT_NR];
+extern const char *const source_names[MODEL_SRC_NR];
 /* display order of RSS members */
-extern const int rss_member_order[GMT_RSS_NR];
+extern const int rss_member_order[MODEL_RSS_NR];
 
 const char *probe_status_name(__u32 status);
 const char *end_reason_text(__u32 reason);
@@ -48,7 +48,7 @@ struct gpu_stack_row {
 /* rows biggest first; caller frees; NULL when there are none */
 struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n);
 /* the sum of live bytes over every API and kind that holds memory */
-__s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR]);
+__s64 gpu_live_total(const __s64 live[MODEL_API_NR][MODEL_KIND_NR]);
 
 /* the GPU sections, report_gpu.c */
 void print_stack(FILE *out, const struct model *m, __u32 id);

@@ -23,12 +23,12 @@ static const char *type_flags(char *buf, size_t size, __u32 flags)
 	return buf[0] ? buf : "none";
 }
 
-__s64 gpu_live_total(const __s64 live[GMT_API_NR][GMT_GK_NR])
+__s64 gpu_live_total(const __s64 live[MODEL_API_NR][MODEL_KIND_NR])
 {
 	__s64 t = 0;
 
-	for (unsigned int a = 0; a < GMT_API_NR; a++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+	for (unsigned int a = 0; a < MODEL_API_NR; a++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 			if (model_gpu__holds_memory(k))
 				t = model__add_sat(t, live[a][k]);
 	return t;
@@ -100,7 +100,7 @@ void print_gpu_devices(FILE *out, const struct model *m)
 		return;
 	fprintf(out, "\nGPU devices (as their drivers describe them)\n");
 	for (i = 0; i < m->nr_devices; i++) {
-		const struct gmt_gpu_device *d = &m->devices[i];
+		const struct model_device *d = &m->devices[i];
 
 		fprintf(out, "  %s device %u: %s (driver %s)\n", gpufuncs__api_name(d->api),
 			d->index, d->name, d->driver);
@@ -118,7 +118,7 @@ static void print_failure(FILE *out, const struct model *m, const struct model_g
 	char a[32], b[32], r[64], name[32];
 	bool first = true;
 
-	const struct gmt_gpu_device *d = f->api == GMT_API_VK ? model__vk_device(m) : NULL;
+	const struct model_device *d = f->api == MODEL_API_VK ? model__vk_device(m) : NULL;
 
 	fprintf(out, "    %7.2f s  %s(%s", model__secs(m, f->ts),
 		gpufuncs__name(f->func, name, sizeof(name)), B(a, f->size));
@@ -130,8 +130,8 @@ static void print_failure(FILE *out, const struct model *m, const struct model_g
 			d->heaps[d->types[f->mem_type].heap].flags & 1 ? " device-local" : "");
 	fprintf(out, ") -> %s\n", result_text(r, sizeof(r), f->api, f->result));
 	fprintf(out, "               live then: %s", B(b, gpu_live_total(f->live_bytes)));
-	for (unsigned int i = 0; i < GMT_API_NR; i++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+	for (unsigned int i = 0; i < MODEL_API_NR; i++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 			if (f->live_bytes[i][k] && model_gpu__holds_memory(k)) {
 				fprintf(out, "%s%s %s %s", first ? " (" : ", ",
 					gpufuncs__api_name(i), gpufuncs__kind_name(k),
@@ -150,8 +150,8 @@ static void print_gpu_timeline(FILE *out, const struct model *m, const struct mo
 	__s64 x;
 
 	fprintf(out, "\n  GPU API live bytes over time\n    %9s", "time");
-	for (a = 0; a < GMT_API_NR; a++)
-		for (k = 0; k < GMT_GK_NR; k++)
+	for (a = 0; a < MODEL_API_NR; a++)
+		for (k = 0; k < MODEL_KIND_NR; k++)
 			if (g->st[a][k].allocs && model_gpu__holds_memory(k)) {
 				snprintf(col, sizeof(col), "%s %s", gpufuncs__api_name(a),
 					 gpufuncs__kind_name(k));
@@ -162,8 +162,8 @@ static void print_gpu_timeline(FILE *out, const struct model *m, const struct mo
 		__u64 ts = timeline_ts(m, p, i, n);
 
 		fprintf(out, "    %7.2f s", model__secs(m, ts));
-		for (a = 0; a < GMT_API_NR; a++)
-			for (k = 0; k < GMT_GK_NR; k++)
+		for (a = 0; a < MODEL_API_NR; a++)
+			for (k = 0; k < MODEL_KIND_NR; k++)
 				if (g->st[a][k].allocs && model_gpu__holds_memory(k))
 					fprintf(out, " %16s",
 						series__at(&g->st[a][k].series, ts, &x) ? B(v, x) :
@@ -184,13 +184,13 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 	fprintf(out, "\n  GPU API calls: %llu\n", (unsigned long long)g->calls);
 	fprintf(out, "    %-7s %-12s %11s %11s %8s %8s %7s %11s\n", "API", "kind", "live", "peak",
 		"allocs", "frees", "failed", "allocated");
-	for (unsigned int api = 0; api < GMT_API_NR; api++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++) {
+	for (unsigned int api = 0; api < MODEL_API_NR; api++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++) {
 			const struct model_gpu_stat *st = &g->st[api][k];
 
 			if (!stat_seen(st))
 				continue;
-			if (k == GMT_GK_GRAPH_EXEC)
+			if (k == MODEL_KIND_GRAPH_EXEC)
 				fprintf(out,
 					"    %-7s %-12s %11llu %11llu %8llu %8llu %7llu %11s\n",
 					gpufuncs__api_name(api), gpufuncs__kind_name(k),
@@ -228,7 +228,7 @@ void print_gpu(FILE *out, const struct model *m, const struct model_proc *p)
 		for (i = 0; i < n && i < 10; i++) {
 			const char *role = roles__of(m, rows[i].stack_id);
 
-			if (rows[i].kind == GMT_GK_GRAPH_EXEC)
+			if (rows[i].kind == MODEL_KIND_GRAPH_EXEC)
 				fprintf(out, "    %llu live graph executables (%s)\n",
 					(unsigned long long)rows[i].count,
 					gpufuncs__api_name(rows[i].api));
@@ -259,7 +259,7 @@ struct json_object *gpu_devices_json(const struct model *m)
 	__u32 j;
 
 	for (i = 0; i < m->nr_devices; i++) {
-		const struct gmt_gpu_device *d = &m->devices[i];
+		const struct model_device *d = &m->devices[i];
 		struct json_object *o = json_object_new_object(), *t = json_object_new_array(),
 				   *h = json_object_new_array();
 
@@ -334,7 +334,7 @@ static struct json_object *failure_json(const struct model *m, const struct mode
 	add(o, "api", str(gpufuncs__api_name(f->api)));
 	add(o, "kind", str(gpufuncs__kind_name(f->kind)));
 	add(o, "size_bytes", u64(f->size));
-	const struct gmt_gpu_device *d = f->api == GMT_API_VK ? model__vk_device(m) : NULL;
+	const struct model_device *d = f->api == MODEL_API_VK ? model__vk_device(m) : NULL;
 	bool heap = d && f->mem_type < d->nr_types && d->types[f->mem_type].heap < d->nr_heaps;
 
 	add(o, "memory_type", f->mem_type != ~0u ? u64(f->mem_type) : NULL);
@@ -344,8 +344,8 @@ static struct json_object *failure_json(const struct model *m, const struct mode
 	add(o, "result_name", rn ? str(rn) : NULL);
 	add(o, "tid", u64(f->tid));
 	add(o, "live_total_bytes", i64(gpu_live_total(f->live_bytes)));
-	for (unsigned int a = 0; a < GMT_API_NR; a++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+	for (unsigned int a = 0; a < MODEL_API_NR; a++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 			if (f->live_bytes[a][k]) {
 				struct json_object *x = json_object_new_object();
 
@@ -372,16 +372,16 @@ struct json_object *gpu_json(const struct model *m, const struct model_proc *p)
 	o = json_object_new_object();
 	a = json_object_new_array();
 	add(o, "calls", u64(g->calls));
-	for (unsigned int api = 0; api < GMT_API_NR; api++)
-		for (unsigned int k = 0; k < GMT_GK_NR; k++)
+	for (unsigned int api = 0; api < MODEL_API_NR; api++)
+		for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 			if (stat_seen(&g->st[api][k]))
 				json_object_array_add(a, stat_json(m, p, &g->st[api][k], api, k));
 	add(o, "by_kind", a);
 	{
-		__s64 live[GMT_API_NR][GMT_GK_NR];
+		__s64 live[MODEL_API_NR][MODEL_KIND_NR];
 
-		for (unsigned int api = 0; api < GMT_API_NR; api++)
-			for (unsigned int k = 0; k < GMT_GK_NR; k++)
+		for (unsigned int api = 0; api < MODEL_API_NR; api++)
+			for (unsigned int k = 0; k < MODEL_KIND_NR; k++)
 				live[api][k] = g->st[api][k].live_bytes;
 		add(o, "live_total_bytes", i64(gpu_live_total(live)));
 	}

@@ -23,8 +23,8 @@ static struct json_object *session_json(const struct model *m)
 	add(o, "start_realtime_ns", u64(m->start_realtime_ns));
 	add(o, "duration_s", num(model__duration_ns(m) / 1e9));
 	add(o, "interval_s", num(m->interval_ms / 1e3));
-	add(o, "follow_forks", json_object_new_boolean(m->flags & GMT_SESSION_FOLLOW));
-	add(o, "watch", json_object_new_boolean(m->flags & GMT_SESSION_WATCH));
+	add(o, "follow_forks", json_object_new_boolean(m->follow));
+	add(o, "watch", json_object_new_boolean(m->watch));
 	add(o, "end_reason", str(end_reason_key(m->end_reason)));
 	return o;
 }
@@ -52,7 +52,7 @@ static struct json_object *rss_json(const struct model *m, const struct model_pr
 	struct member_stats st;
 	int i, k;
 
-	for (k = 0; k < GMT_RSS_NR; k++) {
+	for (k = 0; k < MODEL_RSS_NR; k++) {
 		struct json_object *r;
 
 		i = rss_member_order[k];
@@ -80,13 +80,13 @@ static struct json_object *status_json(const struct model_proc *p)
 	add(o, "samples", u64(p->nr_samples));
 	if (!p->nr_samples)
 		return o;
-	add(o, "vmrss_first_bytes", u64(p->first_sample.kb[GMT_S_VMRSS] << 10));
-	add(o, "vmrss_last_bytes", u64(p->last_sample.kb[GMT_S_VMRSS] << 10));
+	add(o, "vmrss_first_bytes", u64(p->first_sample.kb[MODEL_ST_VMRSS] << 10));
+	add(o, "vmrss_last_bytes", u64(p->last_sample.kb[MODEL_ST_VMRSS] << 10));
 	add(o, "vmrss_peak_bytes", u64(p->vmrss_peak));
-	add(o, "vmhwm_bytes", u64(p->last_sample.kb[GMT_S_VMHWM] << 10));
-	add(o, "rssanon_last_bytes", u64(p->last_sample.kb[GMT_S_RSSANON] << 10));
-	add(o, "rssfile_last_bytes", u64(p->last_sample.kb[GMT_S_RSSFILE] << 10));
-	add(o, "vmswap_last_bytes", u64(p->last_sample.kb[GMT_S_VMSWAP] << 10));
+	add(o, "vmhwm_bytes", u64(p->last_sample.kb[MODEL_ST_VMHWM] << 10));
+	add(o, "rssanon_last_bytes", u64(p->last_sample.kb[MODEL_ST_RSSANON] << 10));
+	add(o, "rssfile_last_bytes", u64(p->last_sample.kb[MODEL_ST_RSSFILE] << 10));
+	add(o, "vmswap_last_bytes", u64(p->last_sample.kb[MODEL_ST_VMSWAP] << 10));
 	add(o, "threads_last", u64(p->last_sample.threads));
 	return o;
 }
@@ -111,7 +111,7 @@ static struct json_object *timeline_json(const struct model *m, const struct mod
 		__u64 ts = timeline_ts(m, p, i, n);
 
 		add(o, "t_s", num(model__secs(m, ts)));
-		for (k = 0; k < GMT_RSS_NR; k++) {
+		for (k = 0; k < MODEL_RSS_NR; k++) {
 			snprintf(key, sizeof(key), "%s_bytes",
 				 rss_member_names[rss_member_order[k]]);
 			add(o, key, cell(&p->rss[rss_member_order[k]], ts));
@@ -141,7 +141,7 @@ static struct json_object *faults_json(const struct model *m, const struct model
 
 	add(o, "all", fault_json(p->faults_all, secs, p->faults_all_peak_rate));
 	add(o, "classified", json_object_new_boolean(classified));
-	for (i = 0; i < GMT_FAULT_NR; i++)
+	for (i = 0; i < MODEL_FAULT_NR; i++)
 		add(o, fault_class_names[i],
 		    classified ? fault_json(p->faults[i], secs, p->fault_peak_rate[i]) : NULL);
 	return o;
@@ -285,7 +285,7 @@ static struct json_object *lost_json(const struct model *m)
 	struct json_object *o = json_object_new_object();
 	int i;
 
-	for (i = 0; i <= GMT_SRC_DECODE; i++)
+	for (i = 0; i <= MODEL_SRC_DECODE; i++)
 		add(o, source_names[i], u64(m->lost[i]));
 	add(o, "total", u64(lost_total(m)));
 	return o;
@@ -320,7 +320,7 @@ static struct json_object *events_json(const struct model *m)
 	unsigned int i;
 
 	add(o, "total", u64(m->events));
-	for (i = 1; i < GMT_EV_MAX; i++)
+	for (i = 1; i < EVENT_TYPES; i++)
 		add(t, event__type_name(i), u64(m->events_by_type[i]));
 	add(t, "unknown", u64(m->unknown_events));
 	add(o, "by_type", t);

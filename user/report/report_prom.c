@@ -115,8 +115,8 @@ static void gpu(FILE *out, struct model_proc **live, size_t n)
 
 			if (!g)
 				continue;
-			for (a = 0; a < GMT_API_NR; a++)
-				for (k = 0; k < GMT_GK_NR; k++) {
+			for (a = 0; a < MODEL_API_NR; a++)
+				for (k = 0; k < MODEL_KIND_NR; k++) {
 					const struct model_gpu_stat *st = &g->st[a][k];
 					double v[] = { st->live_bytes, st->live, st->allocs,
 						       st->alloc_bytes, st->failed };
@@ -145,7 +145,7 @@ static const struct model_bo_owner *bo_owner(const struct model *m, __u32 pid)
  * names and "other" */
 static void evictions(FILE *out, const struct model *m, const struct model_proc *p)
 {
-	char names[EVICTORS_MAX + 1][GMT_COMM_LEN] = {}, extra[64 + 4 * GMT_COMM_LEN];
+	char names[EVICTORS_MAX + 1][MODEL_COMM_LEN] = {}, extra[64 + 4 * MODEL_COMM_LEN];
 	__u64 counts[EVICTORS_MAX + 1] = {};
 	size_t i, k, nn = 0;
 
@@ -154,10 +154,10 @@ static void evictions(FILE *out, const struct model *m, const struct model_proc 
 
 		if (e->owner != p->pid)
 			continue;
-		for (k = 0; k < nn && strncmp(names[k], e->evictor_comm, GMT_COMM_LEN); k++)
+		for (k = 0; k < nn && strncmp(names[k], e->evictor_comm, MODEL_COMM_LEN); k++)
 			;
 		if (k == nn && nn < EVICTORS_MAX)
-			memcpy(names[nn++], e->evictor_comm, GMT_COMM_LEN);
+			memcpy(names[nn++], e->evictor_comm, MODEL_COMM_LEN);
 		else if (k == nn)
 			k = EVICTORS_MAX;
 		counts[k]++;
@@ -170,8 +170,8 @@ static void evictions(FILE *out, const struct model *m, const struct model_proc 
 		f = fmemopen(extra, sizeof(extra), "w");
 		if (!f)
 			continue;
-		names[k][GMT_COMM_LEN - 1] = 0;
-		label(f, "evictor", k < EVICTORS_MAX ? names[k] : "other", GMT_COMM_LEN);
+		names[k][MODEL_COMM_LEN - 1] = 0;
+		label(f, "evictor", k < EVICTORS_MAX ? names[k] : "other", MODEL_COMM_LEN);
 		fclose(f);
 		sample(out, "kernel_buffer_evictions_total", p, extra, counts[k]);
 	}
@@ -326,7 +326,7 @@ void report__prometheus(FILE *out, const struct model *m, const struct findings 
 	fprintf(out, "gpumemtrace_processes %zu\n", n);
 	head(out, "lost_events_total", "counter",
 	     "Events the kernel could not pass on (its ring buffer was full), by source.");
-	for (i = 0; i < GMT_SRC_NR; i++)
+	for (i = 0; i < MODEL_SRC_NR; i++)
 		fprintf(out, "gpumemtrace_lost_events_total{source=\"%s\"} %llu\n", source_names[i],
 			(unsigned long long)m->lost[i]);
 	memory(out, m, live, n);

@@ -147,7 +147,7 @@ static void print_llama(FILE *out, const struct model_proc *p)
 		fprintf(out,
 			"    %llu decodes had more sequences than are told apart (%d): their "
 			"requests' tokens are mixed\n",
-			(unsigned long long)p->merged_seq_decodes, GMT_DECODE_SEQS);
+			(unsigned long long)p->merged_seq_decodes, MODEL_DECODE_SEQS);
 }
 
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,

@@ -13,6 +13,8 @@
 /* where events go after the source: the model, the recorder */
 typedef void (*gmt_sink_fn)(void *ctx, const struct gmt_hdr *e);
 
+/* record types are 1 to EVENT_TYPES - 1; the name of one, "unknown" past them */
+#define EVENT_TYPES GMT_EV_MAX
 const char *event__type_name(unsigned int type);
 /* true when `e` (with `avail` bytes readable) is a well-formed record */
 bool event__valid(const struct gmt_hdr *e, size_t avail);

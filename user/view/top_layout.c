@@ -140,7 +140,7 @@ static void header(struct screen *s, const struct model *m, const struct top_sta
 	__u64 up = st->now > m->start_ts ? (st->now - m->start_ts) / 1000000000ull : 0, lost = 0;
 	size_t i;
 
-	for (i = 0; i < GMT_SRC_NR; i++)
+	for (i = 0; i < MODEL_SRC_NR; i++)
 		lost += m->lost[i];
 	put(s, l, TA_STATUS, "gpumemtrace  pid %u %s  %s %02llu:%02llu:%02llu  %.0f ev/s  ",
 	    m->target_pid, p && p->comm[0] ? p->comm : "?", st->replay ? "at" : "up",
@@ -171,7 +171,7 @@ static void probes(struct screen *s, const struct model *m)
 		n = 0;
 		put(s, l, TA_NORMAL, "%s", k ? "  skipped:" : "attached:");
 		for (i = 0; i < m->nr_probes; i++)
-			if ((m->probes[i].status == GMT_PROBE_ATTACHED) == !k)
+			if ((m->probes[i].status == MODEL_PROBE_ATTACHED) == !k)
 				put(s, l, k ? TA_ALERT : TA_NORMAL, "%s%s", n++ ? ", " : " ",
 				    m->probes[i].name);
 		if (!n)

@@ -146,7 +146,7 @@ test_server_vulkan_on_lavapipe() {
 	# it, so its growth is counted once, as Vulkan's
 	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0] |
 		(.kind | IN(\"leak\", \"growing\", \"bounded_cache\") | not) and
-		(.evidence | any(test(\"counted once\")))" "$T/gmt.out" >/dev/null' \
+		(.evidence_codes | index(\"less_vulkan\") != null)" "$T/gmt.out" >/dev/null' \
 		"host heap counted once: $(jq -c '[.findings[] | select(.category == "host_anon")][0] | {kind, message, evidence}' "$T/gmt.out")"
 }
 
@@ -198,7 +198,7 @@ test_server_startup_out_of_device_memory() {
 	# llama.cpp is built without frame pointers: unwound by its .eh_frame,
 	# the stacks say what the memory was for. The KV cache is the failing
 	# call and the biggest holder; the weights are named apart
-	expect 'jq -e ".findings[0] | (.message | test(\"for the KV cache failed\")) and
+	expect 'jq -e ".findings[0] | .reason == \"failed\" and .role == \"KV cache\" and
 		.stacks[0].role == \"KV cache\" and any(.stacks[]; .role == \"model weights\")" \
 		"$T/gmt.out" >/dev/null' "by role: $(jq -c '.findings[0] | [.message, [.stacks[] | [.role, .bytes]]]' "$T/gmt.out")" ||
 		return 1
@@ -281,8 +281,8 @@ test_server_prompt_cache_fills_to_its_limit() {
 	expect '[ -n "$full" ] && (( $(jq .since_request <<<"$f") >= full - 1 ))' \
 		"level since request $(jq .since_request <<<"$f"); the cache was full at request $full" ||
 		return 1
-	expect 'jq -e ".message | test(\"--cache-ram 40 MiB, from LLAMA_ARG_CACHE_RAM\")" <<<"$f" >/dev/null' \
-		"the message names the limit: $(jq .message <<<"$f")"
+	expect 'jq -e "(.reasons | index(\"cache_share\") != null) and .cache_ram_bytes == 40 * 1048576" <<<"$f" >/dev/null' \
+		"the verdict weighs the rise against the limit: $(jq -c '[.reasons, .cache_ram_bytes, .message]' <<<"$f")"
 }
 
 # the default limit is far off: the growth goes on, and the verdict says
@@ -306,8 +306,8 @@ test_server_prompt_cache_projection() {
 		"full after $(jq .requests_to_cache_full <<<"$f") more requests; the server's entries ($entry MiB) say $want" ||
 		return 1
 	avail=$(awk '/MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
-	expect 'jq -e ".message | test(\"OOM-killed first\")" <<<"$f" >/dev/null' \
-		"64 GiB is more than the $avail bytes available: $(jq .message <<<"$f")"
+	expect 'jq -e ".reasons | index(\"cache_oom_first\") != null" <<<"$f" >/dev/null' \
+		"64 GiB is more than the $avail bytes available: $(jq -c '[.reasons, .message]' <<<"$f")"
 }
 
 # --cache-ram 0: nothing advises the cache
@@ -318,8 +318,9 @@ test_server_cache_off_never_advises_cache_ram() {
 	drive --clients 1 --requests 8 --tokens 4 --spread 0 --words 200 --stream no || return 1
 	expect '[ "$(jqr .processes[0].llama_server.cache_ram_mib "$T/gmt.out")" = 0 ]' "the setting read" ||
 		return 1
-	expect '! jq -r ".findings[].message" "$T/gmt.out" | grep -q "lower --cache-ram\|--cache-ram N bounds\|a lower --cache-ram"' \
-		"no advice to use --cache-ram: $(jq -r '.findings[].message' "$T/gmt.out" | grep -- --cache-ram)"
+	# the sentences that advise --cache-ram: a lower limit, a limit at all
+	expect '! jq -r ".findings[].reasons[]" "$T/gmt.out" | grep -qx "cache_try_lower\|cache_share\|cache_unlimited"' \
+		"no advice to use --cache-ram: $(jq -c '[.findings[] | [.reasons, .message]]' "$T/gmt.out")"
 }
 
 # A steady server, with its prompt cache off, one slot and then four, each

@@ -52,23 +52,123 @@ void finding__str(struct finding *f, const char *key, const char *v)
 {
 	size_t i;
 
-	for (i = 0; i < 2 && f->strs_key[i]; i++)
+	for (i = 0; i < FINDING_STRS && f->strs_key[i]; i++)
 		;
-	if (i == 2)
+	if (i == FINDING_STRS)
 		return;
 	f->strs_key[i] = key;
 	snprintf(f->strs[i], sizeof(f->strs[i]), "%s", v);
 }
 
-void finding__evidence(struct finding *f, const char *fmt, ...)
+const char *findings__say_name(enum say code)
 {
-	va_list ap;
+	static const char *const names[SAY_NR] = {
+		[SAY_NONE] = "none",
+		[M_LEAK] = "leak",
+		[M_LEVEL_UNTIL] = "level_until",
+		[M_STEP_RISES] = "step_rises",
+		[M_FIXED_ENTRIES] = "fixed_entries",
+		[M_RUNS_OUT] = "runs_out",
+		[M_TRY_HOST_STACKS] = "try_host_stacks",
+		[M_TRY_API_STACKS] = "try_api_stacks",
+		[M_BOUNDED] = "bounded",
+		[M_SETTLED] = "settled",
+		[M_STEADY_AT] = "steady_at",
+		[M_STEADY_WANDERS] = "steady_wanders",
+		[M_STEADY_SMALL] = "steady_small",
+		[M_GROWING_SLOWING] = "growing_slowing",
+		[M_GROWING_DRIFT] = "growing_drift",
+		[M_STEP_REQUEST] = "step_request",
+		[M_STEP_TIME] = "step_time",
+		[M_BY_ROLE] = "by_role",
+		[M_UNEXPLAINED] = "unexplained",
+		[M_GRAPH_CACHE] = "graph_cache",
+		[M_DRIVER_GROWS] = "driver_grows",
+		[M_GRAPHS_NOW] = "graphs_now",
+		[M_CACHE_OFF] = "cache_off",
+		[M_CACHE_UNLIMITED] = "cache_unlimited",
+		[M_CACHE_EXCEEDED] = "cache_exceeded",
+		[M_CACHE_STOPS_AT] = "cache_stops_at",
+		[M_CACHE_LEVELS] = "cache_levels",
+		[M_CACHE_OOM_FIRST] = "cache_oom_first",
+		[M_CACHE_TRY_LOWER] = "cache_try_lower",
+		[M_CACHE_SHARE] = "cache_share",
+		[M_FAILED] = "failed",
+		[M_FAILED_ROLES] = "failed_roles",
+		[M_FAILED_STACKS] = "failed_stacks",
+		[M_FAIL_TRY_GRAPHS] = "fail_try_graphs",
+		[M_FAIL_TRY_SHRINK] = "fail_try_shrink",
+		[M_FAIL_END] = "fail_end",
+		[M_EVICTED] = "evicted",
+		[M_EVICT_RETURNED] = "evict_returned",
+		[M_EVICT_STILL_OUT] = "evict_still_out",
+		[M_EVICT_NONE_BACK] = "evict_none_back",
+		[M_EVICT_AFTER_FREE] = "evict_after_free",
+		[M_EVICT_BY_END] = "evict_by_end",
+		[M_DECODE_FELL] = "decode_fell",
+		[M_DECODE_NOT_FELL] = "decode_not_fell",
+		[M_DECODE_NO_RATES] = "decode_no_rates",
+		[M_EXIT] = "exit",
+		[E_STEP_SPREAD] = "step_spread",
+		[E_STEP_FOLLOWS] = "step_follows",
+		[E_STEP_NOT_FOLLOWS] = "step_not_follows",
+		[E_HELD_BY_ROLE] = "held_by_role",
+		[E_TOUCHES] = "touches",
+		[E_MADE_HELD] = "made_held",
+		[E_MAPPINGS_COVER] = "mappings_cover",
+		[E_GRAPHS_GROW] = "graphs_grow",
+		[E_HOST_NOT_GPU] = "host_not_gpu",
+		[E_LESS_VULKAN] = "less_vulkan",
+		[E_STEP_FIT] = "step_fit",
+		[E_BOUNDED_FIT] = "bounded_fit",
+		[E_SHAPE_FIT] = "shape_fit",
+		[E_CHANGED_ONCE] = "changed_once",
+		[E_DRIVER_AGREES] = "driver_agrees",
+		[E_DRIVER_RATE] = "driver_rate",
+		[E_API_RATE] = "api_rate",
+		[E_GRAPHS_LIVE] = "graphs_live",
+		[E_LIVE_BY_ROLE] = "live_by_role",
+		[E_CALL_FAILED] = "call_failed",
+		[E_EVICTIONS] = "evictions",
+		[E_VRAM_LEVELS] = "vram_levels",
+		[E_DECODE_RATES] = "decode_rates",
+		[E_EXITED] = "exited",
+	};
 
-	if (f->nr_evidence >= FINDING_EVIDENCE)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(f->evidence[f->nr_evidence++], sizeof(f->evidence[0]), fmt, ap);
-	va_end(ap);
+	return code < SAY_NR && names[code] ? names[code] : "?";
+}
+
+enum say finding__reason(const struct finding *f)
+{
+	return f->nr_says ? f->says[0].code : SAY_NONE;
+}
+
+static void say_into(struct finding_say *x, enum say code, const char *const s[SAY_STRS],
+		     const double *v, size_t nv)
+{
+	size_t i;
+
+	memset(x, 0, sizeof(*x));
+	x->code = code;
+	x->nr_v = nv < SAY_VALUES ? nv : SAY_VALUES;
+	memcpy(x->v, v, x->nr_v * sizeof(*v));
+	for (i = 0; s && i < SAY_STRS; i++)
+		if (s[i])
+			snprintf(x->s[i], sizeof(x->s[i]), "%s", s[i]);
+}
+
+void finding__say(struct finding *f, enum say code, const char *const s[SAY_STRS], const double *v,
+		  size_t nv)
+{
+	if (f->nr_says < FINDING_SAYS)
+		say_into(&f->says[f->nr_says++], code, s, v, nv);
+}
+
+void finding__evidence(struct finding *f, enum say code, const char *const s[SAY_STRS],
+		       const double *v, size_t nv)
+{
+	if (f->nr_evidence < FINDING_EVIDENCE)
+		say_into(&f->evidence[f->nr_evidence++], code, s, v, nv);
 }
 
 static const char *frame_name(const struct model_frame *fr, char *buf, size_t size)

@@ -2,8 +2,8 @@
 /* The verdicts: for each process, each category's shape over its requests
  * (or over time when there are too few), allocation failures with what was
  * live, evictions against the decode rate, and device growth the API calls
- * do not explain; each with its evidence and a plain message. A pure
- * function of the model. */
+ * do not explain; each with its figures, and what it says as codes (the
+ * report words them). A pure function of the model. */
 #ifndef GMT_FINDINGS_H
 #define GMT_FINDINGS_H
 
@@ -25,9 +25,105 @@ enum finding_kind {
 	F_NR,
 };
 
-#define FINDING_NUMS 16
+#define FINDING_NUMS 24
 #define FINDING_STACKS 8
 #define FINDING_EVIDENCE 8
+#define FINDING_SAYS 10
+#define SAY_VALUES 8
+#define SAY_STRS 3
+
+/* What a finding says, sentence by sentence, as codes with figures: the
+ * report's words (report/report_words.c) write each one, and the tests
+ * assert on the codes and figures. M_ codes make the message (the first is
+ * its reason), E_ codes the lines of evidence. The comment of each names
+ * its strings (s) and values (v), in order. */
+enum say {
+	SAY_NONE,
+	/* shapes (findings_shape.c); v "pr" is 1 over requests, 0 over time */
+	M_LEAK,		   /* s where; v slope lo hi (a unit), first last points pr base */
+	M_LEVEL_UNTIL,	   /* v pr point */
+	M_STEP_RISES,	   /* v tau */
+	M_FIXED_ENTRIES,   /* v bytes, min and max prompt tokens */
+	M_RUNS_OUT,	   /* s what; v limit more pr host */
+	M_TRY_HOST_STACKS, /* the stacks below allocate it */
+	M_TRY_API_STACKS,  /* allocated while serving and never freed */
+	M_BOUNDED,	   /* s where; v rate point pr ceiling points_after */
+	M_SETTLED,	   /* s where; v rise point pr ceiling points_after */
+	M_STEADY_AT,	   /* s where; v middle lo hi points pr */
+	M_STEADY_WANDERS,  /* s where; v lo hi points pr last */
+	M_STEADY_SMALL,	   /* v rise material */
+	M_GROWING_SLOWING, /* s where; v early recent (a unit) first last points pr more */
+	M_GROWING_DRIFT,   /* s where; v first last points pr slope more */
+	M_STEP_REQUEST,	   /* s where; v step request seconds */
+	M_STEP_TIME,	   /* s where; v step seconds */
+	M_BY_ROLE,	   /* s roles */
+	M_UNEXPLAINED,	   /* s where; v excess pr first last span api_slope */
+	M_GRAPH_CACHE,	   /* v graphs_off */
+	M_DRIVER_GROWS,
+	M_GRAPHS_NOW, /* v per_unit live pr */
+	/* llama-server's prompt cache (findings_llama.c); v from: enum conf_from */
+	M_CACHE_OFF,	   /* v from */
+	M_CACHE_UNLIMITED, /* v from */
+	M_CACHE_EXCEEDED,  /* v grown mib from */
+	M_CACHE_STOPS_AT,  /* v mib from bytes */
+	M_CACHE_LEVELS,	   /* v mib from bytes requests */
+	M_CACHE_OOM_FIRST, /* v more available requests */
+	M_CACHE_TRY_LOWER,
+	M_CACHE_SHARE, /* v rise percent mib from over */
+	/* allocation failures (findings_gpu.c) */
+	M_FAILED, /* s call result role; v size type heap heap_bytes device_local seconds times live
+		   */
+	M_FAILED_ROLES,	   /* s roles */
+	M_FAILED_STACKS,   /* v other: the stacks are the finding's */
+	M_FAIL_TRY_GRAPHS, /* v llama graphs_off */
+	M_FAIL_TRY_SHRINK, /* s holder; v percent llama */
+	M_FAIL_END,
+	/* evictions (findings_bo.c) */
+	M_EVICTED,	   /* s comm; v seconds bytes evictor created */
+	M_EVICT_RETURNED,  /* v back freed */
+	M_EVICT_STILL_OUT, /* v out back freed */
+	M_EVICT_NONE_BACK,
+	M_EVICT_AFTER_FREE, /* v evictor seconds */
+	M_EVICT_BY_END,
+	M_DECODE_FELL,	   /* v before after n_before n_after partly_back */
+	M_DECODE_NOT_FELL, /* v before after n_before n_after */
+	M_DECODE_NO_RATES,
+	/* exits (findings_exit.c) */
+	M_EXIT, /* s comm how; v killed seconds requests answered total after_failure failed_size */
+	/* evidence */
+	E_STEP_SPREAD,	    /* v cv */
+	E_STEP_FOLLOWS,	    /* v tau */
+	E_STEP_NOT_FOLLOWS, /* v tau requests */
+	E_HELD_BY_ROLE,	    /* s roles; v touched */
+	E_TOUCHES,	    /* s label; v from to total top per_touch */
+	E_MADE_HELD,	    /* s label; v total from to top */
+	E_MAPPINGS_COVER,   /* v mapped grew */
+	E_GRAPHS_GROW,	    /* s what; v per_unit pr live */
+	E_HOST_NOT_GPU,	    /* s the flat categories */
+	E_LESS_VULKAN,	    /* v bytes */
+	E_STEP_FIT,	    /* v points pr first last noise */
+	E_BOUNDED_FIT,	    /* v points pr rate point noise confidence */
+	E_SHAPE_FIT,	    /* s shape; v points pr slope noise confidence */
+	E_CHANGED_ONCE,	    /* s where; v step request seconds */
+	E_DRIVER_AGREES,    /* s where; v slope pr */
+	E_DRIVER_RATE,	    /* s where; v slope lo hi pr */
+	E_API_RATE,	    /* v slope lo hi pr */
+	E_GRAPHS_LIVE,	    /* v per_unit live pr */
+	E_LIVE_BY_ROLE,	    /* s roles */
+	E_CALL_FAILED,	    /* s call result; v size has_stack */
+	E_EVICTIONS,	    /* s comm; v count evictor first last */
+	E_VRAM_LEVELS,	    /* v before end */
+	E_DECODE_RATES,	    /* v before n_before after n_after share */
+	E_EXITED,	    /* s how; v seconds serving */
+	SAY_NR,
+};
+
+struct finding_say {
+	enum say code;
+	size_t nr_v;
+	double v[SAY_VALUES];
+	char s[SAY_STRS][160];
+};
 
 /* a holder of the growth (or of live memory at a failure) */
 struct finding_stack {
@@ -59,14 +155,16 @@ struct finding {
 		double v;
 	} nums[FINDING_NUMS];
 	size_t nr_nums;
-	const char *strs_key[2];
-	char strs[2][64];
+#define FINDING_STRS 3
+	const char *strs_key[FINDING_STRS];
+	char strs[FINDING_STRS][64];
 	struct finding_stack stacks[FINDING_STACKS];
 	size_t nr_stacks;
 	char roles[200]; /* what the growth is for, by role, where the stacks say */
-	char evidence[FINDING_EVIDENCE][200];
+	struct finding_say says[FINDING_SAYS]; /* the message */
+	size_t nr_says;
+	struct finding_say evidence[FINDING_EVIDENCE];
 	size_t nr_evidence;
-	char message[1536];
 };
 
 struct findings {
@@ -77,13 +175,31 @@ struct findings {
 struct findings *findings__build(const struct model *m);
 void findings__free(struct findings *f);
 const char *findings__kind_name(enum finding_kind k);
+/* "leak", "runs_out", ...: a say code as the JSON report names it */
+const char *findings__say_name(enum say code);
+/* the finding's reason: its message's first code */
+enum say finding__reason(const struct finding *f);
 
 /* helpers for the finders (findings*.c) */
 struct finding *findings__add(struct findings *f, enum finding_kind kind, __u32 pid);
 void finding__num(struct finding *f, const char *key, double v);
 void finding__str(struct finding *f, const char *key, const char *v);
-void finding__evidence(struct finding *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* a sentence of the message, a line of evidence: its code, strings (NULL:
+ * none) and values */
+void finding__say(struct finding *f, enum say code, const char *const s[SAY_STRS], const double *v,
+		  size_t nv);
+void finding__evidence(struct finding *f, enum say code, const char *const s[SAY_STRS],
+		       const double *v, size_t nv);
+#define SAY_V(...) \
+	(const double[]){ __VA_ARGS__ }, sizeof((double[]){ __VA_ARGS__ }) / sizeof(double)
+#define SAY_S(...)                    \
+	(const char *const[SAY_STRS]) \
+	{                             \
+		__VA_ARGS__           \
+	}
+/* SAY(f, M_X, SAY_S("a"), 1, 2): at least one value (0 where none) */
+#define SAY(f, code, s, ...) finding__say((f), (code), (s), SAY_V(__VA_ARGS__))
+#define EVIDENCE(f, code, s, ...) finding__evidence((f), (code), (s), SAY_V(__VA_ARGS__))
 /* labels for stacks that tell them apart: the first frame they do not share;
  * and their roles, where their frames say */
 void findings__label_stacks(const struct model *m, struct finding_stack *s, size_t n);

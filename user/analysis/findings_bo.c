@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "findings.h"
-#include "common/fmt.h"
 
-#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 #define Z95_ONE_SIDED 1.645
 
 static const struct model_bo *bo_of(const struct model *m, __u64 bo, __u64 ts)
@@ -58,7 +56,7 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	double pr, out;
 	__u64 first = 0, last = 0;
 	size_t i, nb = 0, na = 0, count = 0;
-	char comm[MODEL_COMM_LEN] = "", a[32], b[32], c[32], tail[256] = "";
+	char comm[MODEL_COMM_LEN] = "";
 	const struct model_bo_owner *ev = NULL;
 	struct finding *f;
 	__s64 vram_before = 0, vram_now = 0;
@@ -123,17 +121,11 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	finding__num(f, "still_out_bytes", out);
 	finding__num(f, "first_s", model__secs(m, first));
 	finding__num(f, "last_s", model__secs(m, last));
-	finding__evidence(f,
-			  "%zu evictions of this process's buffers from VRAM by PID %u (%s), "
-			  "%.2f s to %.2f s",
-			  count, who, comm, model__secs(m, first), model__secs(m, last));
-	finding__evidence(f, "its VRAM-resident buffers: %s before, %s at the end",
-			  B(a, vram_before), B(b, vram_now));
-	if (ev && ev->created_bytes) {
+	EVIDENCE(f, E_EVICTIONS, SAY_S(comm), count, who, model__secs(m, first),
+		 model__secs(m, last));
+	EVIDENCE(f, E_VRAM_LEVELS, NULL, vram_before, vram_now);
+	if (ev && ev->created_bytes)
 		finding__num(f, "evictor_created_bytes", ev->created_bytes);
-		snprintf(tail, sizeof(tail), " while PID %u (%s) allocated %s", who, comm,
-			 B(c, ev->created_bytes));
-	}
 	f->confidence = 0.5;
 	if (nb && na) {
 		a_med = median_of(before, nb);
@@ -144,48 +136,26 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 		finding__num(f, "rate_after", b_med);
 		finding__num(f, "requests_before", nb);
 		finding__num(f, "requests_after", na);
-		finding__evidence(f,
-				  "decode rate: median %.1f tok/s over %zu requests before, %.1f "
-				  "tok/s over %zu after (a rate before beats one after %.0f%% of "
-				  "the time)",
-				  a_med, nb, b_med, na, pr * 100);
+		EVIDENCE(f, E_DECODE_RATES, NULL, a_med, nb, b_med, na, pr);
 	}
-	size_t len = snprintf(f->message, sizeof(f->message),
-			      "at %.2f s, %s of this process's buffers moved out of VRAM%s; ",
-			      model__secs(m, first), B(a, bytes), tail);
+	SAY(f, M_EVICTED, SAY_S(comm), model__secs(m, first), bytes, who,
+	    ev ? ev->created_bytes : 0);
 	if (out <= 0)
-		len += snprintf(f->message + len, sizeof(f->message) - len,
-				"by the end, %s had moved back and %s was freed.", B(a, back),
-				B(b, gone));
+		SAY(f, M_EVICT_RETURNED, NULL, back, gone);
 	else if (back > 0 || gone > 0)
-		len += snprintf(f->message + len, sizeof(f->message) - len,
-				"%s is still out of VRAM (%s moved back, %s was freed)", B(a, out),
-				B(b, back), B(c, gone));
+		SAY(f, M_EVICT_STILL_OUT, NULL, out, back, gone);
 	else
-		len += snprintf(f->message + len, sizeof(f->message) - len, "none moved back");
+		SAY(f, M_EVICT_NONE_BACK, NULL, 0);
 	if (out > 0 && ev && !ev->live && ev->last_free_ts)
-		len += snprintf(f->message + len, sizeof(f->message) - len,
-				" after PID %u freed its buffers at %.2f s.", who,
-				model__secs(m, ev->last_free_ts));
+		SAY(f, M_EVICT_AFTER_FREE, NULL, who, model__secs(m, ev->last_free_ts));
 	else if (out > 0)
-		len += snprintf(f->message + len, sizeof(f->message) - len, " by the end.");
+		SAY(f, M_EVICT_BY_END, NULL, 0);
 	if (nb && na && z >= Z95_ONE_SIDED)
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " Decode rate %.1f -> %.1f tok/s (%zu requests before, %zu after)%s",
-			 a_med, b_med, nb, na,
-			 back < bytes ?
-				 ": the buffers the GPU reads now sit in system memory. "
-				 "What to try: the driver does not move them back by itself; "
-				 "restart the server or keep other programs within free VRAM." :
-				 ".");
+		SAY(f, M_DECODE_FELL, NULL, a_med, b_med, nb, na, back < bytes);
 	else if (nb && na)
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " The decode rate did not clearly fall: %.1f -> %.1f tok/s (%zu requests "
-			 "before, %zu after).",
-			 a_med, b_med, nb, na);
+		SAY(f, M_DECODE_NOT_FELL, NULL, a_med, b_med, nb, na);
 	else
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " No decode rates on both sides to compare.");
+		SAY(f, M_DECODE_NO_RATES, NULL, 0);
 }
 
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *fs)

@@ -7,25 +7,13 @@
 #include "findings.h"
 #include "common/fmt.h"
 
-/* ", before it served any request", or how many it had answered */
-static size_t when(const struct model_proc *p, char *buf, size_t size)
-{
-	size_t i, answered = 0;
-
-	for (i = 0; i < p->nr_reqs; i++)
-		answered += p->reqs[i].done && p->reqs[i].end_ts <= p->exit_ts;
-	if (!p->nr_reqs)
-		return snprintf(buf, size, ", before it served any request");
-	return snprintf(buf, size, ", after answering %llu of %llu requests",
-			(unsigned long long)(answered + p->reqs_summarized_answered),
-			(unsigned long long)(p->nr_reqs + p->reqs_summarized));
-}
-
 void findings__exit(const struct model *m, const struct model_proc *p, struct findings *fs)
 {
 	int sig = p->exit_code & 0x7f, status = (p->exit_code >> 8) & 0xff;
 	const struct model_gpu_failure *x = NULL;
-	char how[48], at[96], after[160] = "";
+	double after = NAN, failed = 0;
+	size_t i, answered = 0;
+	char how[48];
 	struct finding *f;
 
 	if (!p->exited || (!sig && !status))
@@ -45,21 +33,17 @@ void findings__exit(const struct model *m, const struct model_proc *p, struct fi
 		finding__num(f, "exit_status", status);
 	}
 	finding__str(f, "how", how);
-	when(p, at, sizeof(at));
 	finding__str(f, "when", p->nr_reqs ? "serving" : "start-up");
+	for (i = 0; i < p->nr_reqs; i++)
+		answered += p->reqs[i].done && p->reqs[i].end_ts <= p->exit_ts;
 	if (p->gpu && p->gpu->nr_fails)
 		x = &p->gpu->fails[p->gpu->nr_fails - 1];
 	if (x && x->ts <= p->exit_ts) {
-		char a[32];
-
-		snprintf(after, sizeof(after),
-			 ", %.2f s after a GPU allocation of %s failed (above)",
-			 (p->exit_ts - x->ts) / 1e9, fmt_bytes(a, sizeof(a), x->size));
-		finding__num(f, "seconds_after_failure", (p->exit_ts - x->ts) / 1e9);
+		after = (p->exit_ts - x->ts) / 1e9;
+		failed = x->size;
+		finding__num(f, "seconds_after_failure", after);
 	}
-	snprintf(f->message, sizeof(f->message), "The process (%s) %s %s at %.2f s%s%s.",
-		 p->comm[0] ? p->comm : "?", sig ? "was killed by" : "ended with", how, f->since_s,
-		 at, after);
-	finding__evidence(f, "%s at %.2f s (%s)", how, f->since_s,
-			  p->nr_reqs ? "while serving" : "during start-up");
+	SAY(f, M_EXIT, SAY_S(p->comm[0] ? p->comm : "?", how), sig != 0, f->since_s, p->nr_reqs,
+	    answered + p->reqs_summarized_answered, p->nr_reqs + p->reqs_summarized, after, failed);
+	EVIDENCE(f, E_EXITED, SAY_S(how), f->since_s, p->nr_reqs != 0);
 }

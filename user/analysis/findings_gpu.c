@@ -4,11 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "findings_int.h"
-#include "common/fmt.h"
 #include "stream/gpufuncs.h"
 #include "roles.h"
-
-#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
+#include "llama_conf.h"
 
 static const char *kind_key(unsigned int api, unsigned int kind, char *buf, size_t size)
 {
@@ -19,19 +17,6 @@ static const char *kind_key(unsigned int api, unsigned int kind, char *buf, size
 
 	snprintf(buf, size, "%s_%s", apis[api < MODEL_API_NR ? api : 0],
 		 kinds[kind < MODEL_KIND_NR ? kind : MODEL_KIND_VK_MEMORY]);
-	return buf;
-}
-
-/* "4 x 1.50 GiB" or "3 of 64.0 MiB..128.0 MiB" */
-static const char *sizes(const struct finding_stack *s, char *buf, size_t size)
-{
-	char a[32], b[32];
-
-	if (s->min_size == s->max_size)
-		snprintf(buf, size, "%llu x %s", (unsigned long long)s->count, B(a, s->min_size));
-	else
-		snprintf(buf, size, "%llu of %s..%s", (unsigned long long)s->count,
-			 B(a, s->min_size), B(b, s->max_size));
 	return buf;
 }
 
@@ -47,18 +32,21 @@ static bool llama(const struct model_proc *p, const struct finding *f)
 	return false;
 }
 
-/* what was live by role, biggest first, into buf: "KV cache 1.91 GiB (2),
- * model weights 225.5 MiB (1)"; 0 when no stack names a role */
+/* one failure (times: the same way, in a row): what was live, by role or
+ * else by stack, and what to try */
 static void failure(const struct model *m, const struct model_proc *p,
 		    const struct model_gpu_failure *x, unsigned int times, struct findings *fs)
 {
 	const struct model_device *d = x->api == MODEL_API_VK ? model__vk_device(m) : NULL;
-	char a[32], b[32], name[32], res[48], where[160] = "", sz[64], kv[320], roles[400];
+	char name[32], res[48], roles[400];
 	const char *role;
 	const char *rn = gpufuncs__result_name(x->api, x->result);
 	struct finding *f = findings__add(fs, F_ALLOC_FAILURE, p->pid);
+	double heap = -1, heap_bytes = 0, local = 0;
+	struct llama_conf c;
+	bool is_llama, conf;
 	__u64 live = 0;
-	size_t i, len;
+	size_t i;
 
 	if (!f)
 		return;
@@ -80,15 +68,14 @@ static void failure(const struct model *m, const struct model_proc *p,
 	finding__num(f, "times", times);
 	if (x->mem_type != ~0u) {
 		finding__num(f, "memory_type", x->mem_type);
-		len = snprintf(where, sizeof(where), ", memory type %u", x->mem_type);
 		if (d && x->mem_type < d->nr_types && d->types[x->mem_type].heap < d->nr_heaps) {
 			__u32 h = d->types[x->mem_type].heap;
 
 			finding__num(f, "heap", h);
 			finding__num(f, "heap_bytes", d->heaps[h].size);
-			snprintf(where + len, sizeof(where) - len, ", heap %u of %s%s", h,
-				 B(a, d->heaps[h].size),
-				 d->heaps[h].flags & 1 ? " device-local" : "");
+			heap = h;
+			heap_bytes = d->heaps[h].size;
+			local = d->heaps[h].flags & 1;
 		}
 	}
 	for (i = 0; i < x->nr_groups; i++) {
@@ -103,44 +90,32 @@ static void failure(const struct model *m, const struct model_proc *p,
 	live += x->other_bytes;
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
 	role = roles__of(m, x->stack_id);
+	if (role)
+		finding__str(f, "role", role); /* what the failing call was for */
 	finding__num(f, "live_bytes", live);
-	len = snprintf(f->message, sizeof(f->message),
-		       "%s(%s%s)%s%s failed with %s at %.2f s%s; %s was live", name,
-		       x->size ? B(a, x->size) : "", x->size ? where : where + (where[0] ? 2 : 0),
-		       role ? " for the " : "", role ? role : "", res, f->since_s,
-		       times > 1 ? " (and again, the same way)" : "", B(b, live));
+	SAY(f, M_FAILED, SAY_S(name, res, role), x->size,
+	    x->mem_type != ~0u ? (double)x->mem_type : -1, heap, heap_bytes, local, f->since_s,
+	    times, live);
 	/* by what it is for, where the stacks say; else by stack */
 	if (findings__by_role(m, f->stacks, f->nr_stacks, x->other_bytes, roles, sizeof(roles))) {
-		len += snprintf(f->message + len, sizeof(f->message) - len, ": %s", roles);
-		finding__evidence(f, "live by role: %s", roles);
+		SAY(f, M_FAILED_ROLES, SAY_S(roles), 0);
+		EVIDENCE(f, E_LIVE_BY_ROLE, SAY_S(roles), 0);
 	} else {
-		for (i = 0; i < f->nr_stacks && len < sizeof(f->message); i++)
-			len += snprintf(f->message + len, sizeof(f->message) - len, "%s %s %s (%s)",
-					i ? "," : ":", f->stacks[i].label, B(a, f->stacks[i].bytes),
-					sizes(&f->stacks[i], sz, sizeof(sz)));
-		if (x->other_bytes && len < sizeof(f->message))
-			len += snprintf(f->message + len, sizeof(f->message) - len, ", other %s",
-					B(a, x->other_bytes));
+		SAY(f, M_FAILED_STACKS, NULL, x->other_bytes);
 	}
-	if (x->kind == MODEL_KIND_GRAPH_EXEC && len < sizeof(f->message))
-		snprintf(
-			f->message + len, sizeof(f->message) - len,
-			". What to try: keep fewer graph executables alive; their memory is not in "
-			"the allocation calls%s.",
-			llama(p, f) ? findings__graphs_advice(p) : "");
-	else if (f->nr_stacks && len < sizeof(f->message))
-		snprintf(
-			f->message + len, sizeof(f->message) - len,
-			". What to try: shrink the biggest holder, %s (%.0f%% of what was live)%s.",
-			f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label,
-			live ? 100.0 * f->stacks[0].bytes / live : 0,
-			llama(p, f) ? findings__kv_advice(p, kv, sizeof(kv)) : "");
-	else if (len < sizeof(f->message))
-		snprintf(f->message + len, sizeof(f->message) - len, ".");
-	finding__evidence(f, "%s%s%s failed with %s%s", name, x->size ? " of " : "",
-			  x->size ? B(a, x->size) : "", res,
-			  x->stack_id ? "; the stack of the failing call is in the JSON report" :
-					"");
+	is_llama = llama(p, f);
+	conf = llama_conf__read(p, &c);
+	if (x->kind == MODEL_KIND_GRAPH_EXEC)
+		SAY(f, M_FAIL_TRY_GRAPHS, NULL, is_llama, c.cuda_graphs_off);
+	else if (f->nr_stacks)
+		/* with llama.cpp's settings, where they were read */
+		SAY(f, M_FAIL_TRY_SHRINK,
+		    SAY_S(f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label),
+		    live ? 100.0 * f->stacks[0].bytes / live : 0, is_llama, conf, c.ctx.v,
+		    c.ctx.from, llama_conf__slots(&c), c.parallel.from, c.fit.v);
+	else
+		SAY(f, M_FAIL_END, NULL, 0);
+	EVIDENCE(f, E_CALL_FAILED, SAY_S(name, res), x->size, x->stack_id != 0);
 	finding__num(f, "stack_id", x->stack_id);
 }
 

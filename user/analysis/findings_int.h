@@ -44,14 +44,9 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 			  const struct judged *all, size_t nall, const struct judged *j,
 			  struct findings *fs);
 
-/* findings_llama.c: what llama-server's settings say of host growth (a
- * sentence or more for the message, into buf); 0 when not llama-server */
-size_t findings__llama_host(const struct model *m, const struct model_proc *p,
-			    const struct judged *j, struct finding *f, bool bounded, char *buf,
-			    size_t size);
-/* what to say of a failure that a KV cache could explain, given the settings */
-const char *findings__kv_advice(const struct model_proc *p, char *buf, size_t size);
-/* what to say of CUDA graphs, given the settings */
-const char *findings__graphs_advice(const struct model_proc *p);
+/* findings_llama.c: what llama-server's settings say of host growth (its
+ * sentences, said to f); false when not llama-server */
+bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
+			  struct finding *f, bool bounded);
 
 #endif

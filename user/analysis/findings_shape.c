@@ -1,29 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* the shape of each category's level over requests, and its message */
+/* the shape of each category's level over requests, and what it says */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "findings_int.h"
-#include "common/fmt.h"
+#include "llama_conf.h"
 
 #define Z95 1.96
 
-#define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
-#define D(buf, v) fmt_delta(buf, sizeof(buf), v)
-
 /* is the per-request step constant, and does it follow the prompt length?
- * A sentence for the message goes to `say` */
-static void step_evidence(const struct judged *j, size_t upto, struct finding *f, char *say,
-			  size_t size)
+ * A sentence for the message goes to `say` (SAY_NONE: none) */
+static void step_evidence(const struct judged *j, size_t upto, struct finding *f,
+			  struct finding_say *say)
 {
 	double d[4096], t[4096], mean = 0, sq = 0, cv, tau, z, tmin = INFINITY, tmax = 0;
 	size_t i, n = 0;
 	bool vary = false;
-	char a[32];
 
-	say[0] = 0;
+	say->code = SAY_NONE;
 	/* where the plateau begins is a split between two equal fits: a last
 	 * step within the noise is the plateau's */
 	if (upto > 1 && fabs(j->y[upto] - j->y[upto - 1]) < 4 * j->r.noise)
@@ -42,8 +38,7 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 	mean /= n;
 	cv = sqrt(fmax(sq / n - mean * mean, 0)) / mean;
 	finding__num(f, "step_cv", cv);
-	finding__evidence(f, "the step per request is %s: spread %.0f%% of its mean",
-			  cv < 0.1 ? "constant" : "variable", cv * 100);
+	EVIDENCE(f, E_STEP_SPREAD, NULL, cv);
 	if (!vary)
 		return;
 	tau = analyze__kendall(t, d, n, &z);
@@ -57,24 +52,24 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 		     tau > 0	   ? "grows_with_tokens" :
 				     "shrinks");
 	if (fabs(z) >= Z95) {
-		finding__evidence(f, "the step follows the prompt length (Kendall tau %.2f)", tau);
+		EVIDENCE(f, E_STEP_FOLLOWS, NULL, tau);
 		if (tau > 0)
-			snprintf(
-				say, size,
-				" The step per request rises with the prompt's length (Kendall tau "
-				"%.2f).",
-				tau);
+			*say = (struct finding_say){ .code = M_STEP_RISES,
+						     .nr_v = 1,
+						     .v = { tau } };
 		return;
 	}
-	finding__evidence(f,
-			  "the step does not follow the prompt length (Kendall tau %.2f over %zu "
-			  "requests)",
-			  tau, n);
+	EVIDENCE(f, E_STEP_NOT_FOLLOWS, NULL, tau, n);
 	if (cv < 0.1)
-		snprintf(say, size,
-			 " Each request adds a fixed %s, independent of its prompt length "
-			 "(%.0f..%.0f tokens): fixed-size entries.",
-			 fmt_bytes(a, sizeof(a), mean), tmin, tmax);
+		*say = (struct finding_say){ .code = M_FIXED_ENTRIES,
+					     .nr_v = 3,
+					     .v = { mean, tmin, tmax } };
+}
+
+static void say_again(struct finding *f, const struct finding_say *say)
+{
+	if (say->code != SAY_NONE)
+		finding__say(f, say->code, NULL, say->v, say->nr_v);
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -93,7 +88,6 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	size_t n = 0, i;
 	__u64 total = 0, touched = 0;
 	bool guessed = false; /* a mapping's length stood for what it holds */
-	char a[32], b[32], c[32];
 	__s64 x, y;
 
 	/* sampled first touches say who made the memory resident: better than
@@ -149,30 +143,18 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
 	if (findings__by_role(m, v, n, 0, f->roles, sizeof(f->roles)))
-		finding__evidence(f, "%s by role: %s", touched ? "first touched" : "held",
-				  f->roles);
+		EVIDENCE(f, E_HELD_BY_ROLE, SAY_S(f->roles), touched != 0);
 	if (touched)
-		finding__evidence(f,
-				  "sampled first touches of anonymous memory between %.2f s and "
-				  "%.2f s stand for %s, %s by %s (a stack for about one in %s "
-				  "touched)",
-				  model__secs(m, from), model__secs(m, to), B(a, total),
-				  B(b, f->stacks[0].bytes), f->stacks[0].label,
-				  B(c, p->touches[0].bytes));
+		EVIDENCE(f, E_TOUCHES, SAY_S(f->stacks[0].label), model__secs(m, from),
+			 model__secs(m, to), total, f->stacks[0].bytes, p->touches[0].bytes);
 	else
-		finding__evidence(f,
-				  "%s of it was made between %.2f s and %.2f s and held at the end "
-				  "of that, %s by %s",
-				  B(a, total), model__secs(m, from), model__secs(m, to),
-				  B(b, f->stacks[0].bytes), f->stacks[0].label);
+		EVIDENCE(f, E_MADE_HELD, SAY_S(f->stacks[0].label), total, model__secs(m, from),
+			 model__secs(m, to), f->stacks[0].bytes);
 	/* without an smaps read a mapping's length stood for it: the level
 	 * says how much of that can be resident at most */
 	x = j->y[j->n - 1] - j->y[0];
 	if (guessed && x > 0 && (double)total > 1.1 * x)
-		finding__evidence(f,
-				  "the mappings cover %s but the heap grew by %s: part of them was "
-				  "never touched (no smaps read said how much of each)",
-				  B(a, total), B(b, x));
+		EVIDENCE(f, E_MAPPINGS_COVER, NULL, total, x);
 }
 
 /* live graph executables that grow with device memory */
@@ -191,9 +173,8 @@ static void graph_evidence(const struct judged *all, size_t n, struct finding *f
 			continue;
 		finding__num(f, "graph_execs_per_unit", b);
 		finding__num(f, "graph_execs_live", g->y[g->n - 1]);
-		finding__evidence(f, "%s grow with it: %+.2f per %s, %.0f live at the end",
-				  g->c.text, g->per_request ? b : b / g->dt,
-				  g->per_request ? "request" : "s", g->y[g->n - 1]);
+		EVIDENCE(f, E_GRAPHS_GROW, SAY_S(g->c.text), g->per_request ? b : b / g->dt,
+			 g->per_request, g->y[g->n - 1]);
 	}
 }
 
@@ -214,35 +195,20 @@ static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
 			break;
 	}
 	if (names[0])
-		finding__evidence(f,
-				  "GPU API memory stayed flat (%s): this is host memory, not GPU "
-				  "memory",
-				  names);
+		EVIDENCE(f, E_HOST_NOT_GPU, SAY_S(names), 0);
 }
 
 static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
-			 const char *say, struct finding *f)
+			 const struct finding_say *say, struct finding *f)
 {
-	char a[32], b[32], c[32], d[32], e[32];
 	const char *what = NULL;
-	size_t len;
 
-	len = snprintf(f->message, sizeof(f->message),
-		       "%s grows by %s per %s (95%% interval %s to %s) with no sign of a ceiling: "
-		       "%s at the first %s, %s at the last (%zu %ss).%s",
-		       j->c.text, B(a, judged__per_unit(j, j->r.slope)), judged__unit(j),
-		       B(b, judged__per_unit(j, j->r.slope_lo)),
-		       B(c, judged__per_unit(j, j->r.slope_hi)), B(d, j->y[0]),
-		       !j->per_request ? "sample" :
-		       j->base	       ? "request's start" :
-					 "request's end",
-		       B(e, j->y[j->n - 1]), j->n - j->base, j->per_request ? "request" : "sample",
-		       say);
-	if (j->r.change_at && len < sizeof(f->message))
-		len += snprintf(f->message + len, sizeof(f->message) - len,
-				" It was level until about %s %zu, and has grown since.",
-				j->per_request ? "request" : "sample",
-				judged__req_no(j, j->r.change_at));
+	SAY(f, M_LEAK, SAY_S(j->c.text), judged__per_unit(j, j->r.slope),
+	    judged__per_unit(j, j->r.slope_lo), judged__per_unit(j, j->r.slope_hi), j->y[0],
+	    j->y[j->n - 1], j->n - j->base, j->per_request, j->base);
+	say_again(f, say);
+	if (j->r.change_at)
+		SAY(f, M_LEVEL_UNTIL, NULL, j->per_request, judged__req_no(j, j->r.change_at));
 	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
 		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
 
@@ -251,50 +217,32 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 				f->requests_to_exhaustion = ceil(pts);
 			f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
 			finding__str(f, "limited_by", what);
-			len += snprintf(
-				f->message + len, sizeof(f->message) - len,
-				" At this rate %s (%s) runs out after about %.0f more %ss%s.", what,
-				B(a, f->limit), j->per_request ? ceil(pts) : pts * j->dt,
-				judged__unit(j),
-				j->c.cls == CAT_HOST ? ": unless it levels off first, the "
-						       "process will be OOM-killed then" :
-						       "");
+			SAY(f, M_RUNS_OUT, SAY_S(what), f->limit,
+			    j->per_request ? ceil(pts) : pts * j->dt, j->per_request,
+			    j->c.cls == CAT_HOST);
 		}
 	}
-	if (len >= sizeof(f->message))
-		return;
-	if (j->c.cls == CAT_HOST &&
-	    !findings__llama_host(m, p, j, f, false, f->message + len, sizeof(f->message) - len))
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " What to try: the stacks below allocate it.");
+	if (j->c.cls == CAT_HOST && !findings__llama_host(m, p, j, f, false))
+		SAY(f, M_TRY_HOST_STACKS, NULL, 0);
 	else if (j->c.cls == CAT_API)
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " What to try: memory allocated while serving and never freed; the stacks "
-			 "below made it.");
+		SAY(f, M_TRY_API_STACKS, NULL, 0);
 }
 
 static void bounded_message(const struct model *m, const struct model_proc *p,
-			    const struct judged *j, double rate, const char *say, struct finding *f)
+			    const struct judged *j, double rate, const struct finding_say *say,
+			    struct finding *f)
 {
-	char a[32], b[32];
-	size_t len;
-
-	len = snprintf(f->message, sizeof(f->message),
-		       "%s grew by %s per %s over the first %zu %ss, then stayed at %s for the "
-		       "last %zu: a bounded cache with a ceiling of %s, not a leak.%s",
-		       j->c.text, B(a, rate), judged__unit(j), judged__req_no(j, j->r.change_at),
-		       j->per_request ? "request" : "sample", B(b, j->r.ceiling),
-		       j->n - 1 - j->r.change_at, B(b, j->r.ceiling), say);
-	if (len < sizeof(f->message))
-		findings__llama_host(m, p, j, f, true, f->message + len, sizeof(f->message) - len);
+	SAY(f, M_BOUNDED, SAY_S(j->c.text), rate, judged__req_no(j, j->r.change_at), j->per_request,
+	    j->r.ceiling, j->n - 1 - j->r.change_at);
+	say_again(f, say);
+	findings__llama_host(m, p, j, f, true);
 }
 
 /* the level's middle and range, in the words of a steady finding */
 static void steady_message(const struct judged *j, struct finding *f)
 {
 	double *v = malloc(j->n * sizeof(*v)), lo = INFINITY, hi = -INFINITY, mid;
-	char a[32], b[32], c[32], d[32];
-	size_t i, len;
+	size_t i;
 
 	for (i = 0; i < j->n; i++) {
 		lo = fmin(lo, j->y[i]);
@@ -306,69 +254,38 @@ static void steady_message(const struct judged *j, struct finding *f)
 	free(v);
 	/* "steady at X" only where the level stayed near X all along */
 	if (hi - lo >= j->material && hi - lo > 10 * j->r.noise) {
-		snprintf(f->message, sizeof(f->message),
-			 "%s moved between %s and %s over %zu %ss and ended at %s, with no sure "
-			 "rise or fall: no leak so far.",
-			 j->c.text, B(b, lo), B(c, hi), j->n, j->per_request ? "request" : "sample",
-			 B(a, j->y[j->n - 1]));
+		SAY(f, M_STEADY_WANDERS, SAY_S(j->c.text), lo, hi, j->n, j->per_request,
+		    j->y[j->n - 1]);
 		return;
 	}
-	len = snprintf(f->message, sizeof(f->message),
-		       "%s is steady at about %s (between %s and %s) over %zu %ss.", j->c.text,
-		       B(a, mid), B(b, lo), B(c, hi), j->n, j->per_request ? "request" : "sample");
+	SAY(f, M_STEADY_AT, SAY_S(j->c.text), mid, lo, hi, j->n, j->per_request);
 	/* a clean slope too small to matter is said, so it is not a surprise */
-	if (j->r.t >= 2 && j->r.slope > 0 && len < sizeof(f->message))
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " It rose by %s in all, under a hundredth of the process's memory or "
-			 "the machine's (%s): too little to matter.",
-			 B(d, j->r.slope * (j->n - 1)), B(a, j->material));
+	if (j->r.t >= 2 && j->r.slope > 0)
+		SAY(f, M_STEADY_SMALL, NULL, j->r.slope * (j->n - 1), j->material);
 }
 
 static void settled_message(const struct model *m, const struct model_proc *p,
 			    const struct judged *j, struct finding *f)
 {
-	char a[32], b[32];
-	size_t len;
-
-	len = snprintf(
-		f->message, sizeof(f->message),
-		"%s grew by %s over the first %zu %ss, more slowly as it went, and has stayed "
-		"near %s for the last %zu: growth that settled (warm-up, pools and caches "
-		"filling with use), not a leak.",
-		j->c.text, B(a, j->r.ceiling - j->y[0]), judged__req_no(j, j->r.change_at),
-		j->per_request ? "request" : "sample", B(b, j->r.ceiling),
-		j->n - 1 - j->r.change_at);
+	SAY(f, M_SETTLED, SAY_S(j->c.text), j->r.ceiling - j->y[0],
+	    judged__req_no(j, j->r.change_at), j->per_request, j->r.ceiling,
+	    j->n - 1 - j->r.change_at);
 	/* in llama-server, what its prompt cache may hold */
-	if (len < sizeof(f->message))
-		findings__llama_host(m, p, j, f, true, f->message + len, sizeof(f->message) - len);
+	findings__llama_host(m, p, j, f, true);
 }
 
 /* rising, not yet past doubt: say so, and what would decide it */
 static void growing_message(const struct judged *j, struct finding *f)
 {
-	char a[32], b[32], c[32], d[32];
-
 	finding__num(f, "more_points", j->r.more_points);
 	finding__num(f, "drift_t", j->r.t);
 	if (j->r.slowing)
-		snprintf(f->message, sizeof(f->message),
-			 "%s rose by %s per %s in the first half of the run and %s in the "
-			 "second (%s -> %s over %zu %ss): it is slowing down and may be "
-			 "levelling off. Too early to tell; about %zu more %ss would show "
-			 "whether it stops.",
-			 j->c.text, D(a, judged__per_unit(j, j->r.slope_early)), judged__unit(j),
-			 D(b, judged__per_unit(j, j->r.slope_recent)), B(c, j->y[0]),
-			 B(d, j->y[j->n - 1]), j->n, j->per_request ? "request" : "sample",
-			 j->r.more_points, j->per_request ? "request" : "sample");
+		SAY(f, M_GROWING_SLOWING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope_early),
+		    judged__per_unit(j, j->r.slope_recent), j->y[0], j->y[j->n - 1], j->n,
+		    j->per_request, j->r.more_points);
 	else
-		snprintf(f->message, sizeof(f->message),
-			 "%s rose from %s to %s over %zu %ss (%s per %s), but not past "
-			 "doubt: memory that wanders on its own rises this far too. Too "
-			 "early to tell a leak; about %zu more %ss would decide.",
-			 j->c.text, B(a, j->y[0]), B(b, j->y[j->n - 1]), j->n,
-			 j->per_request ? "request" : "sample",
-			 D(c, judged__per_unit(j, j->r.slope)), judged__unit(j), j->r.more_points,
-			 j->per_request ? "request" : "sample");
+		SAY(f, M_GROWING_DRIFT, SAY_S(j->c.text), j->y[0], j->y[j->n - 1], j->n,
+		    j->per_request, judged__per_unit(j, j->r.slope), j->r.more_points);
 }
 
 /* a finding about category j, with its shape and levels */
@@ -394,16 +311,13 @@ static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
 static bool eviction_says(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct findings *fs)
 {
-	char a[32];
 	size_t i;
 
 	for (i = 0; i < fs->n; i++)
 		if (fs->v[i].pid == p->pid && fs->v[i].kind == F_EVICTION) {
-			finding__evidence(&fs->v[i],
-					  "%s changed once by %s, in request %zu (%.2f s)",
-					  j->c.text, fmt_delta(a, sizeof(a), j->r.step_size),
-					  judged__req_no(j, j->r.change_at),
-					  model__secs(m, j->ts[j->r.change_at]));
+			EVIDENCE(&fs->v[i], E_CHANGED_ONCE, SAY_S(j->c.text), j->r.step_size,
+				 judged__req_no(j, j->r.change_at),
+				 model__secs(m, j->ts[j->r.change_at]));
 			return true;
 		}
 	return false;
@@ -418,7 +332,7 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	};
 	__u64 from;
 	struct finding *f;
-	char a[32], b[32], say[200] = "";
+	struct finding_say say = { .code = SAY_NONE };
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
 		return;
@@ -438,11 +352,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
 		if (j->per_request)
-			step_evidence(j, j->n - 1, f, say, sizeof(say));
+			step_evidence(j, j->n - 1, f, &say);
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
-		leak_message(m, p, j, say, f);
+		leak_message(m, p, j, &say, f);
 		break;
 	case SHAPE_BOUNDED:
 		f->ceiling = j->r.ceiling;
@@ -453,12 +367,12 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
 		if (j->per_request)
-			step_evidence(j, j->r.change_at, f, say, sizeof(say));
+			step_evidence(j, j->r.change_at, f, &say);
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
 		bounded_message(m, p, j, judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
-				say, f);
+				&say, f);
 		break;
 	case SHAPE_SETTLED:
 		f->ceiling = j->r.ceiling;
@@ -477,55 +391,31 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		finding__num(f, "step_bytes", j->r.step_size);
 		attribute(m, p, j, j->ts[j->r.change_at - 1], j->ts[j->r.change_at], f);
 		if (j->per_request)
-			snprintf(
-				f->message, sizeof(f->message),
-				"%s changed once by %s in request %zu (%.2f s) and was flat before "
-				"and after: a one-off step (warm-up, a first image, a bigger "
-				"prompt), not a leak.",
-				j->c.text, D(a, j->r.step_size), judged__req_no(j, j->r.change_at),
-				f->since_s);
+			SAY(f, M_STEP_REQUEST, SAY_S(j->c.text), j->r.step_size,
+			    judged__req_no(j, j->r.change_at), f->since_s);
 		else
-			snprintf(f->message, sizeof(f->message),
-				 "%s changed once by %s at %.2f s and was flat before and after: a "
-				 "one-off step, not a leak.",
-				 j->c.text, D(a, j->r.step_size), f->since_s);
+			SAY(f, M_STEP_TIME, SAY_S(j->c.text), j->r.step_size, f->since_s);
 		break;
 	default:
 		steady_message(j, f);
 		break;
 	}
-	if (f->roles[0] && j->r.shape != SHAPE_STEADY) {
-		size_t len = strlen(f->message);
-
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " By role, from its stacks: %s.", f->roles);
-	}
+	if (f->roles[0] && j->r.shape != SHAPE_STEADY)
+		SAY(f, M_BY_ROLE, SAY_S(f->roles), 0);
 	if (j->gpu_part > 0)
-		finding__evidence(
-			f,
-			"judged less the Vulkan memory (%s at the end): on this device it "
-			"is host memory, and is counted once, as Vulkan's",
-			B(a, j->gpu_part));
+		EVIDENCE(f, E_LESS_VULKAN, NULL, j->gpu_part);
 	if (j->r.shape == SHAPE_STEP)
-		finding__evidence(f, "%s over %zu %ss: %s before, %s after, noise %s", "step", j->n,
-				  j->per_request ? "request" : "sample", B(a, j->y[0]),
-				  B(b, j->y[j->n - 1]), B(say, j->r.noise));
+		EVIDENCE(f, E_STEP_FIT, NULL, j->n, j->per_request, j->y[0], j->y[j->n - 1],
+			 j->r.noise);
 	else if (j->r.shape == SHAPE_BOUNDED)
-		finding__evidence(
-			f,
-			"bounded_cache over %zu %ss: a rise of %s per %s until %s %zu, then "
-			"level (noise %s), confidence %.2f",
-			j->n, j->per_request ? "request" : "sample",
-			D(a, judged__per_unit(j, judged__rise_rate(j, j->r.change_at))),
-			judged__unit(j), j->per_request ? "request" : "sample",
-			j->per_request ? judged__req_no(j, j->r.change_at) : j->r.change_at,
-			B(b, j->r.noise), j->r.confidence);
+		EVIDENCE(f, E_BOUNDED_FIT, NULL, j->n, j->per_request,
+			 judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
+			 j->per_request ? judged__req_no(j, j->r.change_at) : j->r.change_at,
+			 j->r.noise, j->r.confidence);
 	else if (j->r.shape != SHAPE_STEADY)
-		finding__evidence(f, "%s over %zu %ss: slope %s per %s, noise %s, confidence %.2f",
-				  analyze__shape_name(j->r.shape), j->n,
-				  j->per_request ? "request" : "sample",
-				  D(a, judged__per_unit(j, j->r.slope)), judged__unit(j),
-				  B(b, j->r.noise), j->r.confidence);
+		EVIDENCE(f, E_SHAPE_FIT, SAY_S(analyze__shape_name(j->r.shape)), j->n,
+			 j->per_request, judged__per_unit(j, j->r.slope), j->r.noise,
+			 j->r.confidence);
 }
 
 /* driver counters: growth the API calls explain is evidence for their
@@ -539,7 +429,7 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 	size_t i, k, n = j->n < 4096 ? j->n : 4096;
 	bool have_graphs = false;
 	struct finding *f;
-	char a[32], b[32], c[32], d[32];
+	struct llama_conf conf;
 
 	if (!judged__growing(j)) {
 		judged__judge(m, p, all, nall, j, fs);
@@ -565,8 +455,8 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 		for (k = 0; k < fs->n; k++)
 			if (fs->v[k].pid == p->pid &&
 			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED))
-				finding__evidence(&fs->v[k], "%s agrees: %s per %s", j->c.text,
-						  D(a, (slope)), judged__unit(j));
+				EVIDENCE(&fs->v[k], E_DRIVER_AGREES, SAY_S(j->c.text), slope,
+					 j->per_request);
 		return;
 	}
 	f = new_finding(fs, F_UNEXPLAINED, p, j);
@@ -581,35 +471,21 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 	f->confidence = fmin(1, fmax(0, (lo - ahi) / (hi - alo > 0 ? hi - alo : 1) + 0.5));
 	finding__num(f, "driver_bytes_per_unit", slope);
 	finding__num(f, "api_bytes_per_unit", aslope);
-	finding__evidence(f, "%s: %s per %s (interval %s to %s)", j->c.text, D(a, (slope)),
-			  judged__unit(j), D(b, (lo)), D(c, (hi)));
-	finding__evidence(f, "GPU API device allocations: %s per %s (interval %s to %s)",
-			  D(a, (aslope)), judged__unit(j), D(b, (alo)), D(c, (ahi)));
+	EVIDENCE(f, E_DRIVER_RATE, SAY_S(j->c.text), slope, lo, hi, j->per_request);
+	EVIDENCE(f, E_API_RATE, NULL, aslope, alo, ahi, j->per_request);
 	if (have_graphs) {
 		gslope = analyze__theil_sen_xy(j->x, graphs, n, &glo, &ghi);
 		finding__num(f, "graph_execs_per_unit", gslope);
 		finding__num(f, "graph_execs_live", graphs[n - 1]);
-		finding__evidence(f, "live graph executables: %+.2f per %s (now %.0f)", (gslope),
-				  judged__unit(j), graphs[n - 1]);
+		EVIDENCE(f, E_GRAPHS_LIVE, NULL, gslope, graphs[n - 1], j->per_request);
 	}
-	snprintf(f->message, sizeof(f->message),
-		 "the driver counts %s of this process's device memory per %s more than its "
-		 "allocation calls explain (%s: %s -> %s over %.0f %ss; API device allocations %s "
-		 "per %s).%s%s.",
-		 B(a, (slope - aslope)), judged__unit(j), j->c.text, B(b, j->y[0]),
-		 B(c, j->y[n - 1]), j->x[n - 1] - j->x[0], j->per_request ? "request" : "second",
-		 D(d, (aslope)), judged__unit(j),
-		 have_graphs && glo > 0 ?
-			 " Live graph executables grow with it: likely a growing "
-			 "CUDA graph cache" :
-			 " Memory the driver allocates by itself (contexts, graphs, "
-			 "pools) grows",
-		 have_graphs && glo > 0 ? findings__graphs_advice(p) : "");
+	SAY(f, M_UNEXPLAINED, SAY_S(j->c.text), slope - aslope, j->per_request, j->y[0],
+	    j->y[n - 1], j->x[n - 1] - j->x[0], aslope);
 	if (have_graphs && glo > 0) {
-		size_t len = strlen(f->message);
-
-		snprintf(f->message + len, sizeof(f->message) - len,
-			 " Graph executables: %+.2f per %s, %.0f live now.", (gslope),
-			 judged__unit(j), graphs[n - 1]);
+		llama_conf__read(p, &conf);
+		SAY(f, M_GRAPH_CACHE, NULL, conf.cuda_graphs_off);
+		SAY(f, M_GRAPHS_NOW, NULL, gslope, graphs[n - 1], j->per_request);
+	} else {
+		SAY(f, M_DRIVER_GROWS, NULL, 0);
 	}
 }

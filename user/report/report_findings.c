@@ -9,6 +9,7 @@
 #include "common/fmt.h"
 #include "common/json_util.h"
 #include "report_data.h"
+#include "report_words.h"
 
 #define WIDTH 96
 
@@ -70,7 +71,7 @@ static void capital(char *dst, size_t size, const char *s)
 
 void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 {
-	char msg[1600], line[2048], d[32];
+	char msg[1600], said[1600], line[2048], d[32];
 	size_t i, k, n = 0, steady = 0, len;
 	__u32 pid;
 
@@ -87,7 +88,7 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 		if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
 			fprintf(out, ", confidence %.2f", f->confidence);
 		fputc('\n', out);
-		capital(msg, sizeof(msg), f->message);
+		capital(msg, sizeof(msg), words__message(f, said, sizeof(said)));
 		wrap(out, msg, 4);
 		n++;
 	}
@@ -145,6 +146,7 @@ static void print_holders(FILE *out, const struct model *m, const struct finding
 void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 {
 	size_t i, j, n = 0;
+	char line[512];
 
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
@@ -155,7 +157,8 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 			fprintf(out, "\nEvidence for the verdicts\n");
 		fprintf(out, "  %s, %s (pid %u)\n", titles[f->kind], f->where, f->pid);
 		for (j = 0; j < f->nr_evidence; j++)
-			fprintf(out, "    - %s\n", f->evidence[j]);
+			fprintf(out, "    - %s\n",
+				words__evidence(f, &f->evidence[j], line, sizeof(line)));
 		if (f->nr_stacks) {
 			fprintf(out, "    %s%s:\n",
 				f->stacks[0].sampled ? "first touched by" : "held by",
@@ -184,13 +187,19 @@ static struct json_object *bytesq(double v)
 static struct json_object *finding_json(const struct model *m, const struct finding *f)
 {
 	struct json_object *o = json_object_new_object(), *a, *s;
+	char said[1600];
 	size_t i;
 
 	add(o, "kind", str(findings__kind_name(f->kind)));
 	add(o, "pid", u64(f->pid));
 	add(o, "category", str(f->category));
 	add(o, "where", str(f->where));
-	add(o, "message", str(f->message));
+	add(o, "reason", str(findings__say_name(finding__reason(f))));
+	a = json_object_new_array();
+	for (i = 0; i < f->nr_says; i++)
+		json_object_array_add(a, str(findings__say_name(f->says[i].code)));
+	add(o, "reasons", a);
+	add(o, "message", str(words__message(f, said, sizeof(said))));
 	add(o, "confidence", numq(f->confidence));
 	add(o, "per_request", json_object_new_boolean(f->per_request));
 	add(o, "points", u64(f->points));
@@ -216,12 +225,17 @@ static struct json_object *finding_json(const struct model *m, const struct find
 	}
 	for (i = 0; i < f->nr_nums; i++)
 		add(o, f->nums[i].key, numq(f->nums[i].v));
-	for (i = 0; i < 2 && f->strs_key[i]; i++)
+	for (i = 0; i < FINDING_STRS && f->strs_key[i]; i++)
 		add(o, f->strs_key[i], str(f->strs[i]));
 	a = json_object_new_array();
 	for (i = 0; i < f->nr_evidence; i++)
-		json_object_array_add(a, str(f->evidence[i]));
+		json_object_array_add(a,
+				      str(words__evidence(f, &f->evidence[i], said, sizeof(said))));
 	add(o, "evidence", a);
+	a = json_object_new_array();
+	for (i = 0; i < f->nr_evidence; i++)
+		json_object_array_add(a, str(findings__say_name(f->evidence[i].code)));
+	add(o, "evidence_codes", a);
 	a = json_object_new_array();
 	for (i = 0; i < f->nr_stacks; i++) {
 		s = json_object_new_object();

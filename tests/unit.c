@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "stream/event.h"
 #include "common/fmt.h"
+#include "common/search.h"
 #include "source/gpuprobes.h"
 #include "stream/gpufuncs.h"
 #include "analysis/analyze.h"
@@ -1634,6 +1635,25 @@ static void test_findings_long_run(void)
 	model__free(m);
 }
 
+/* the one binary search: the first key past the one asked, over equal keys
+ * too, with the key anywhere in the element */
+static void test_search_after(void)
+{
+	struct {
+		__u32 tag;
+		__u64 key;
+	} v[] = { { 0, 1 }, { 1, 3 }, { 2, 3 }, { 3, 5 } };
+	const __u64 keys[] = { 0, 1, 2, 3, 4, 5, 99 };
+	const size_t want[] = { 0, 1, 1, 3, 3, 4, 4 };
+	size_t i, got;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		got = search__after(v, 4, sizeof(v[0]), offsetof(typeof(v[0]), key), keys[i]);
+		ASSERT_EQ(got, want[i], "the first element after the key");
+	}
+	ASSERT_EQ(search__after(v, 0, sizeof(v[0]), 8, 3), 0, "none in an empty array");
+}
+
 /* the words of the verdicts: every code has a name and a sentence that
  * holds its figures, and nothing of a format string shows */
 static void test_words_of_each_code(void)
@@ -2093,6 +2113,7 @@ static const struct {
 	{ "unit_procfs_map_line", test_procfs_map_line },
 	{ "unit_fmt", test_fmt },
 	{ "unit_words_of_each_code", test_words_of_each_code },
+	{ "unit_search_after", test_search_after },
 };
 
 int main(int argc, char **argv)

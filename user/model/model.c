@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
+#include "common/search.h"
 
 #define MAX_ERRNO 4095
 
@@ -154,19 +155,9 @@ void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns)
 
 size_t series__after(const struct series *s, __u64 ts)
 {
-	size_t lo = 0, hi = s->n;
-
 	/* points arrive in stream order; timestamps may step back by a few
 	 * microseconds across CPUs, which does not matter at report scale */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->p[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return search__after(s->p, s->n, sizeof(*s->p), offsetof(struct series_point, ts), ts);
 }
 
 bool series__at(const struct series *s, __u64 ts, __s64 *v)

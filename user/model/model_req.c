@@ -40,6 +40,7 @@
 #include <math.h>
 #include <string.h>
 #include "model_int.h"
+#include "common/search.h"
 
 /* the oldest request on conn that still wants `what`, of those open: a
  * request left open for good costs a scan of the others open, never of
@@ -400,17 +401,10 @@ static int by_end(const void *a, const void *b, void *ctx)
  * their first decodes start (one decoding thread) */
 static size_t first_run_from(const struct model_proc *p, __u64 ts)
 {
-	size_t lo = 0, hi = p->nr_runs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->runs[mid].start_ts < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	/* started at ts or later: after ts - 1 */
+	return ts ? search__after(p->runs, p->nr_runs, sizeof(*p->runs),
+				  offsetof(struct model_run, start_ts), ts - 1) :
+		    0;
 }
 
 /* run k can be q's: it started after q arrived, is no other's, and ended

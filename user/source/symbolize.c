@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <uthash.h>
+#include "common/search.h"
 #include "procfs.h"
 #include "symbolize.h"
 
@@ -381,17 +382,10 @@ static bool file_to_vaddr(const struct elf_file *ef, __u64 off, __u64 *vaddr)
 
 static const struct elf_sym *find_sym(const struct elf_file *ef, __u64 addr)
 {
-	size_t lo = 0, hi = ef->nr_syms;
+	size_t lo = search__after(ef->syms, ef->nr_syms, sizeof(*ef->syms),
+				  offsetof(struct elf_sym, addr), addr);
 	const struct elf_sym *sym;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ef->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	sym = &ef->syms[lo - 1];

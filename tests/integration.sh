@@ -448,6 +448,30 @@ test_slow_view_loses_nothing() {
 		"every mmap of the burst: $(jqr ".processes[0].mappings.mmap_calls" "$T/gmt.out")"
 }
 
+# the stream is in time order: what the tracer samples at a tick (/proc,
+# meminfo, fault counts) goes out after every kernel record older than it,
+# though the kernel's buffer has a reader thread of its own (a stack's
+# record goes before the record that names it, and is left out)
+test_records_in_time_order() {
+	need_root
+	local out
+	"$GMT" record -q -i 0.05 -o "$T/o.gmt" -- "$WL" --steps 60 --step-mib 1 --step-ms 25 \
+		--churn 2000 --out /dev/null >/dev/null || return 1
+	out=$("$GMT" replay --events "$T/o.gmt" | jq -rs '
+		[.[] | select(.t_s != null)] as $e |
+		reduce range(0; $e | length) as $i ({tick: -1, late: 0, worst: 0, ticks: 0};
+			$e[$i] as $r |
+			if ($r.type | IN("sample", "meminfo", "faults")) then
+				.tick = ([.tick, $r.t_s] | max) | .ticks += 1
+			elif ($r.type | IN("mmap", "munmap", "rss", "brk", "touch")) and
+				$r.t_s < .tick - 0.005 then
+				.late += 1 | .worst = ([.worst, .tick - $r.t_s] | max)
+			else . end) | "\(.ticks) \(.late) \(.worst)"')
+	expect '[ "${out%% *}" -ge 20 ]' "ticks sampled: $out" || return 1
+	expect '[ "$(cut -d" " -f2 <<<"$out")" = 0 ]' \
+		"kernel records after a later tick's samples (ticks, late, worst s): $out"
+}
+
 test_format_is_clean() {
 	local bad
 	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c \

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -30,6 +31,10 @@ struct drain {
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
+	/* the ring buffer is read by one thread at a time: the reader, or the
+	 * main loop, which empties it before each batch so that the records it
+	 * takes are all those up to now, in order with what it emits itself */
+	pthread_mutex_t consume;
 	pthread_mutex_t lock; /* in, dropped */
 	struct queue in;      /* filled by the thread */
 	struct queue out;     /* taken by drain__run */
@@ -108,17 +113,24 @@ static void wake(struct drain *d)
 	}
 }
 
+static void consume(struct drain *d)
+{
+	pthread_mutex_lock(&d->consume);
+	ring_buffer__consume(d->rb);
+	pthread_mutex_unlock(&d->consume);
+}
+
 static void *thread_main(void *arg)
 {
 	struct drain *d = arg;
+	struct epoll_event ev;
 	size_t queued;
 	int n;
 
 	while (!atomic_load(&d->stop)) {
 		/* > 0: the kernel woke us, so the records want reading now */
-		n = ring_buffer__poll(d->rb, DRAIN_POLL_MS);
-		if (n == 0)
-			ring_buffer__consume(d->rb);
+		n = epoll_wait(ring_buffer__epoll_fd(d->rb), &ev, 1, DRAIN_POLL_MS);
+		consume(d);
 		pthread_mutex_lock(&d->lock);
 		queued = d->in.len;
 		pthread_mutex_unlock(&d->lock);
@@ -137,6 +149,7 @@ struct drain *drain__new(int map_fd, drain_fn fn, void *ctx)
 	d->fn = fn;
 	d->ctx = ctx;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->consume, NULL);
 	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->rb = ring_buffer__new(map_fd, enqueue, d, NULL);
 	if (d->efd < 0 || !d->rb) {
@@ -174,8 +187,7 @@ void drain__run(struct drain *d)
 
 	if (!d)
 		return;
-	if (!d->running)
-		ring_buffer__consume(d->rb);
+	consume(d);
 	if (read(d->efd, &n, sizeof(n)) < 0) {
 		/* nothing pending: EAGAIN */
 	}
@@ -226,5 +238,6 @@ void drain__free(struct drain *d)
 	free(d->in.buf);
 	free(d->out.buf);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->consume);
 	free(d);
 }

@@ -2,8 +2,9 @@
 /* The kernel ring buffer, emptied by a thread of its own into a queue in
  * user space, so that slow work on the main loop (the live view's frame,
  * the Prometheus text, a symbol lookup) never fills the kernel's buffer.
- * The main loop takes the queued records when drain__fd is readable and at
- * its own ticks. */
+ * The main loop takes the records when drain__fd is readable and at its own
+ * ticks: the queued ones and what the kernel holds, all up to that moment,
+ * in order. */
 #ifndef GMT_DRAIN_H
 #define GMT_DRAIN_H
 
@@ -25,8 +26,8 @@ int drain__start(struct drain *d);
 /* readable when the kernel asked for a reader (the buffer filling, or a
  * record that must be read while its process lives) */
 int drain__fd(const struct drain *d);
-/* hands the queued records to fn; when the thread is not running, empties
- * the kernel's buffer first */
+/* empties the kernel's buffer into the queue, then hands the queued
+ * records to fn */
 void drain__run(struct drain *d);
 /* stops and joins the thread; later drain__run calls read the kernel */
 void drain__stop(struct drain *d);

@@ -27,7 +27,7 @@ enum finding_kind {
 
 #define FINDING_NUMS 24
 #define FINDING_STACKS 8
-#define FINDING_EVIDENCE 8
+#define FINDING_EVIDENCE 12
 #define FINDING_SAYS 10
 #define SAY_VALUES 8
 #define SAY_STRS 3

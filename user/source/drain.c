@@ -109,7 +109,7 @@ static void wake(struct drain *d)
 	__u64 one = 1;
 
 	if (write(d->efd, &one, sizeof(one)) < 0) {
-		/* the counter is full: the reader has a wakeup pending anyway */
+		/* the counter is full: the main loop has a wakeup pending anyway */
 	}
 }
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "findings.h"
-#include "common/fmt.h"
 
 void findings__exit(const struct model *m, const struct model_proc *p, struct findings *fs)
 {

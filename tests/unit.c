@@ -1248,6 +1248,20 @@ static double wobble(unsigned int *seed, double a)
 }
 
 /* the shapes, at two scales (bytes and GiB) so no threshold hides in them */
+/* the lavapipe demo's host heap as measured: its first level, then the change
+ * over each of the first 33 requests, flat after them */
+static void judge_cache_run(const double d[33], double first, size_t n, double material,
+			    struct shape_result *r)
+{
+	double h[64];
+	size_t i;
+
+	h[0] = first;
+	for (i = 1; i < n && i < 64; i++)
+		h[i] = h[i - 1] + (i <= 33 ? d[i - 1] : 0);
+	analyze__shape(h, n < 64 ? n : 64, material, r);
+}
+
 static void test_analyze_shapes(void)
 {
 	static const double scales[] = { 1, 1 << 30 };
@@ -1321,11 +1335,7 @@ static void test_analyze_shapes(void)
 					    0,	    1310720, 0,	      0,       0,	0,	 0,
 					    0,	    0,	     0,	      0,       262144,	0,	 0,
 					    0,	    0,	     0,	      262144,  1310720 };
-		double h[49] = { 114651136 };
-
-		for (i = 0; i < 48; i++)
-			h[i + 1] = h[i] + (i < 33 ? d[i] : 0);
-		analyze__shape(h, 49, 0.01 * 215e6, &r);
+		judge_cache_run(d, 114651136, 49, 0.01 * 215e6, &r);
 		ASSERT_TRUE(r.shape == SHAPE_BOUNDED || r.shape == SHAPE_SETTLED,
 			    "a filled cache that creeps levelled off");
 	}
@@ -1337,13 +1347,40 @@ static void test_analyze_shapes(void)
 					    0,	    1310720, 0,	      0,       0,	0,	 0,
 					    0,	    0,	     0,	      0,       0,	0,	 0,
 					    0,	    262144,  0,	      0,       1572864 };
-		double h[52] = { 114753536 };
-
-		for (i = 0; i < 51; i++)
-			h[i + 1] = h[i] + (i < 33 ? d[i] : 0);
-		analyze__shape(h, 52, 2151663, &r);
+		judge_cache_run(d, 114753536, 52, 2151663, &r);
 		ASSERT_TRUE(r.shape == SHAPE_BOUNDED || r.shape == SHAPE_SETTLED,
 			    "a cache whose last entry landed late levelled off");
+	}
+	/* a third run, of 38 requests: the creep (3.4 MiB over 32 requests)
+	 * drew the split two points late, and the rise's rate taken up to the
+	 * split counted two plateau points in it; its plateau then drifted at
+	 * over a tenth of that rate, and the heap was called steady */
+	{
+		static const double d[] = { 724992, 2096792, 1778688, 1572864, 1310720, 1572864, 0,
+					    0,	    0,	     0,	      262144,  0,	0,	 0,
+					    0,	    1310720, 0,	      0,       0,	0,	 0,
+					    0,	    0,	     0,	      0,       0,	0,	 0,
+					    0,	    0,	     0,	      262144,  1572864 };
+		judge_cache_run(d, 114900992, 39, 2151830, &r);
+		ASSERT_TRUE(r.shape == SHAPE_BOUNDED || r.shape == SHAPE_SETTLED,
+			    "a cache whose creep drew the split late levelled off");
+	}
+	/* a fourth, of 35 requests: the same creep over fewer requests, at
+	 * more than a tenth of the rise's rate, in no sure direction. Not a
+	 * plateau yet; but the heap rose surely, so not steady either: growing,
+	 * slowing, too early to tell */
+	{
+		static const double d[] = { 724992, 2096792, 1778688, 1572864, 1310720, 1572864, 0,
+					    262144, 0,	     0,	      0,       0,	0,	 0,
+					    0,	    1310720, 0,	      0,       0,	0,	 0,
+					    0,	    0,	     0,	      0,       0,	0,	 0,
+					    0,	    262144,  0,	      0,       1572864 };
+		judge_cache_run(d, 114794496, 36, 2149080, &r);
+		ASSERT_TRUE(r.shape == SHAPE_BOUNDED || r.shape == SHAPE_SETTLED ||
+				    (r.shape == SHAPE_GROWING && r.slowing),
+			    "a cache that still creeps is no steady heap");
+		ASSERT_TRUE(r.shape != SHAPE_GROWING || r.more_points > 0,
+			    "and says how many more requests would tell");
 	}
 	/* the real llama-server, --cache-ram 40, its host heap after each of
 	 * 28 requests, as measured under a loaded CPU: two requests of the
@@ -1608,6 +1645,66 @@ static void test_findings(void)
 out:
 	model__free(empty);
 	model__free(m);
+}
+
+/* a fresh server's first request makes its shaders and buffers; a cache that
+ * fills behind it, then levels, is no steady heap */
+static void run_behind_warm_up(struct model *m, double warm_up)
+{
+	double level = 200ull << 20;
+	size_t i;
+
+	rss_at(m, 2.9, (__u64)level);
+	for (i = 0; i < 30; i++) {
+		double t = 3 + i;
+
+		level += i == 0 ? warm_up : i < 7 ? 1.5 * (1 << 20) : 0;
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		rss_at(m, t + 0.3, (__u64)level + 4096 * (i % 3));
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+}
+
+static const struct finding_say *evidence_of(const struct finding *f, enum say code)
+{
+	size_t k;
+
+	for (k = 0; f && k < f->nr_evidence; k++)
+		if (f->evidence[k].code == code)
+			return &f->evidence[k];
+	return NULL;
+}
+
+static void test_findings_first_left_out(void)
+{
+	struct model *m = model_of_run(2), *plain = model_of_run(2);
+	const struct finding_say *e;
+	const struct finding *f;
+	struct findings *fs, *ps;
+
+	run_behind_warm_up(m, 35 << 20);
+	run_behind_warm_up(plain, 1.5 * (1 << 20));
+	fs = findings__build(m);
+	ps = findings__build(plain);
+	ASSERT_TRUE(!find_finding(fs, F_STEADY, "host_anon"), "not steady behind a warm-up");
+	f = find_finding(fs, F_BOUNDED, "host_anon");
+	if (!f)
+		f = find_finding(fs, F_SETTLED, "host_anon");
+	e = evidence_of(f, E_FIRST_LEFT_OUT);
+	if (ASSERT_TRUE(e != NULL, "levelled off, judged without request 1")) {
+		ASSERT_EQ((long long)e->v[0] >> 20, 35, "which raised it by 35 MiB");
+		ASSERT_EQ((long long)e->v[1], 1, "request 1");
+	}
+	f = find_finding(ps, F_BOUNDED, "host_anon");
+	if (!f)
+		f = find_finding(ps, F_SETTLED, "host_anon");
+	ASSERT_TRUE(f != NULL, "without a warm-up, the same verdict");
+	ASSERT_TRUE(!evidence_of(f, E_FIRST_LEFT_OUT), "from every request");
+	findings__free(fs);
+	findings__free(ps);
+	model__free(m);
+	model__free(plain);
 }
 
 /* a long run: 5000 requests are judged as quickly as 50, and alike */
@@ -2102,6 +2199,7 @@ static const struct {
 	{ "unit_analyze_controls", test_analyze_controls },
 	{ "unit_findings", test_findings },
 	{ "unit_findings_counted_once", test_findings_counted_once },
+	{ "unit_findings_first_left_out", test_findings_first_left_out },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_request_delta_one_rule", test_request_delta_one_rule },

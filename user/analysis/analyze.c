@@ -419,9 +419,13 @@ static bool rise_sure(const struct sums *z, size_t at, size_t n, double ceiling,
 	return hi <= 3 * lo && ceiling - y[0] >= 2 * SIGNIFICANT * noise;
 }
 
+/* find_plateau's answers: none; a sure rise, then a plateau; a sure rise,
+ * then a top that moves too much to call it one, in no sure direction */
+enum plateau { PLATEAU_NONE, PLATEAU_FOUND, PLATEAU_MOVES };
+
 /* rising, then a plateau: at least three points and an eighth of the run */
-static bool find_plateau(const struct sums *z, size_t n, double noise, double material,
-			 struct shape_result *r)
+static enum plateau find_plateau(const struct sums *z, size_t n, double noise, double material,
+				 struct shape_result *r)
 {
 	const double *y = z->y;
 	double best = INFINITY, lin = line_sse(z, 0, n), e, ceiling;
@@ -437,10 +441,10 @@ static bool find_plateau(const struct sums *z, size_t n, double noise, double ma
 		}
 	}
 	if (!at || best > 0.5 * lin)
-		return false;
+		return PLATEAU_NONE;
 	const_sse(z, at, n, &ceiling);
 	if (ceiling - y[0] < SIGNIFICANT * noise || ceiling - y[0] < material)
-		return false;
+		return PLATEAU_NONE;
 	/* the split may fall either side of the rise's last point, and a
 	 * plateau that creeps up draws it a few points late: the rise is sure
 	 * when it is up to one of the last two points before the split (the
@@ -449,20 +453,22 @@ static bool find_plateau(const struct sums *z, size_t n, double noise, double ma
 		if (rise_sure(z, end, n, ceiling, noise))
 			break;
 	if (end < 3 || end + 2 < at)
-		return false;
-	drift_of(y, at + 1, &rise);
+		return PLATEAU_NONE;
+	/* the rise's rate over the rise alone: a split drawn late would count
+	 * the plateau's first points in it, and slow it */
+	drift_of(y, end, &rise);
 	drift_of(y + at, n - at, &top);
 	/* a plateau drifts at a tenth of the rise's rate at most, or moves, in
 	 * no sure direction, by a quarter of the rise at most (a full cache that
 	 * replaces an entry by a bigger one steps once) */
 	if (!flat(y + at, n - at, noise, material) && fabs(top.slope) > LEVELLED * rise.slope &&
 	    (drift_sure(&top) || fabs(top.slope) * (n - at) > 0.25 * (ceiling - y[0])))
-		return false;
+		return top.slope > 0 && !drift_sure(&top) ? PLATEAU_MOVES : PLATEAU_NONE;
 	r->shape = cache_or_settled(y, n, best);
 	r->change_at = at;
 	r->ceiling = ceiling;
 	r->confidence = lin > 0 ? 1 - best / lin : 1;
-	return true;
+	return PLATEAU_FOUND;
 }
 
 static void shape_of(const double *y, size_t n, double material, struct shape_result *r);
@@ -493,6 +499,7 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 {
 	struct drift all, early, recent;
 	size_t h = n / 2;
+	enum plateau plateau;
 	struct sums z;
 	double need;
 
@@ -506,7 +513,10 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 	r->slope_hi = all.hi;
 	r->t = all.t;
 	sums_of(&z, y, n);
-	if (find_step(&z, n, r->noise, material, r) || find_plateau(&z, n, r->noise, material, r))
+	if (find_step(&z, n, r->noise, material, r))
+		return;
+	plateau = find_plateau(&z, n, r->noise, material, r);
+	if (plateau == PLATEAU_FOUND)
 		return;
 	drift_of(y, h, &early);
 	drift_of(y + h, n - h, &recent);
@@ -523,6 +533,17 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 		r->t = recent.t;
 		r->change_at = h;
 		r->confidence = fmin(1, recent.t / (2 * t_quantile(recent.df, T999)));
+		return;
+	}
+	/* a sure rise, then a top that still moves: levelling off, or a slow
+	 * leak after a warm-up; the drift over the whole run, which a rise and
+	 * a plateau spread unevenly over its blocks, may be unsure, but "no
+	 * sure rise" would be wrong */
+	if (plateau == PLATEAU_MOVES && !drift_sure(&all)) {
+		r->shape = SHAPE_GROWING;
+		r->slowing = true;
+		r->more_points = h > 5 ? h : 5;
+		r->confidence = fmin(1, fmax(0, all.t) / t_quantile(all.df, T999));
 		return;
 	}
 	/* a change small against the process is steady, however clean */

@@ -119,6 +119,7 @@ const char *findings__say_name(enum say code)
 		[E_GRAPHS_GROW] = "graphs_grow",
 		[E_HOST_NOT_GPU] = "host_not_gpu",
 		[E_LESS_VULKAN] = "less_vulkan",
+		[E_FIRST_LEFT_OUT] = "first_left_out",
 		[E_STEP_FIT] = "step_fit",
 		[E_BOUNDED_FIT] = "bounded_fit",
 		[E_SHAPE_FIT] = "shape_fit",
@@ -433,7 +434,7 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 	for (i = 0; i < n; i++) {
 		host_less_vulkan(m, &all[i], all, n);
 		all[i].material = material_of(m, p, &all[i], size);
-		analyze__shape(all[i].y, all[i].n, all[i].material, &all[i].r);
+		judged__shape(&all[i]);
 	}
 	findings__failures(m, p, fs);
 	findings__exit(m, p, fs);

@@ -101,6 +101,7 @@ enum say {
 	E_GRAPHS_GROW,	    /* s what; v per_unit pr live */
 	E_HOST_NOT_GPU,	    /* s the flat categories */
 	E_LESS_VULKAN,	    /* v bytes */
+	E_FIRST_LEFT_OUT,   /* v step request */
 	E_STEP_FIT,	    /* v points pr first last noise */
 	E_BOUNDED_FIT,	    /* v points pr rate point noise confidence */
 	E_SHAPE_FIT,	    /* s shape; v points pr slope noise confidence */

@@ -21,12 +21,16 @@ struct judged {
 	double dt;	 /* seconds between points over time */
 	double material; /* a change smaller than this is steady */
 	double gpu_part; /* host_anon: Vulkan memory taken off its last level */
+	double first;	 /* the first request's rise, left out of the shape; 0: none */
 	struct shape_result r;
 };
 
 /* findings_levels.c: the points to judge */
 void judged__levels(const struct model *m, const struct model_proc *p, struct judged *j);
 void judged__free(struct judged *j);
+/* judge the shape without the first request where it alone rose by more
+ * than the rest moved (a one-off on first use) */
+void judged__shape(struct judged *j);
 /* the request whose end is point i (1-based); 0 for the level before any */
 size_t judged__req_no(const struct judged *j, size_t i);
 /* growth per point over [0, upto] */

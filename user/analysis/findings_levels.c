@@ -89,6 +89,38 @@ void judged__levels(const struct model *m, const struct model_proc *p, struct ju
 	}
 }
 
+/* A fresh process's first request does what later ones need not: ggml-vulkan
+ * compiles its shaders, backends make their compute buffers and graphs. A
+ * rise in it bigger than everything after hides the shape of the rest (a
+ * cache filling behind a warm-up looked steady); a step it is, when the rest
+ * is flat, and the shape over all the points says so first */
+void judged__shape(struct judged *j)
+{
+	double lo = INFINITY, hi = -INFINITY, first;
+	size_t i;
+
+	analyze__shape(j->y, j->n, j->material, &j->r);
+	if (!j->per_request || !j->base || j->n < MIN_POINTS + 2 || j->r.shape == SHAPE_STEP)
+		return;
+	for (i = 1; i < j->n; i++) {
+		lo = fmin(lo, j->y[i]);
+		hi = fmax(hi, j->y[i]);
+	}
+	first = j->y[1] - j->y[0];
+	if (first <= hi - lo || first < j->material)
+		return;
+	/* point 0 was the level before request 1: drop it, and point i is the
+	 * level after request i + 1 */
+	j->n--;
+	memmove(j->y, j->y + 1, j->n * sizeof(*j->y));
+	memmove(j->ts, j->ts + 1, j->n * sizeof(*j->ts));
+	memmove(j->req, j->req + 1, j->n * sizeof(*j->req));
+	memmove(j->x, j->x + 1, j->n * sizeof(*j->x));
+	j->base = false;
+	j->first = first;
+	analyze__shape(j->y, j->n, j->material, &j->r);
+}
+
 /* the process's memory: every category that holds bytes, at its last level */
 double judged__footprint(const struct judged *all, size_t n)
 {

@@ -336,7 +336,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
 		return;
-	from = j->per_request ? j->req[0]->start_ts : j->ts[0];
+	/* from the first request's start; where its rise is left out, from
+	 * its end */
+	from = j->per_request && !j->first ? j->req[0]->start_ts : j->ts[0];
 	if (j->c.cls == CAT_KERNEL && j->r.shape == SHAPE_STEP && eviction_says(m, p, j, fs))
 		return;
 	f = new_finding(fs, kinds[j->r.shape], p, j);
@@ -404,6 +406,8 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		SAY(f, M_BY_ROLE, SAY_S(f->roles), 0);
 	if (j->gpu_part > 0)
 		EVIDENCE(f, E_LESS_VULKAN, NULL, j->gpu_part);
+	if (j->first > 0)
+		EVIDENCE(f, E_FIRST_LEFT_OUT, NULL, j->first, j->x[0]);
 	if (j->r.shape == SHAPE_STEP)
 		EVIDENCE(f, E_STEP_FIT, NULL, j->n, j->per_request, j->y[0], j->y[j->n - 1],
 			 j->r.noise);

@@ -390,6 +390,12 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			"judged less the Vulkan memory (%s at the end): on this device it is host "
 			"memory, and is counted once, as Vulkan's",
 			B(a, v[0]));
+	case E_FIRST_LEFT_OUT:
+		return put(buf, size, len,
+			   "judged from request %.0f on: request %.0f alone raised it by %s, more "
+			   "than all the later ones moved it (a one-off on first use: shaders, "
+			   "buffers, graphs)",
+			   v[1] + 1, v[1], B(a, v[0]));
 	case E_STEP_FIT:
 		return put(buf, size, len, "step over %.0f %ss: %s before, %s after, noise %s",
 			   v[0], point(v[1]), B(a, v[2]), B(b, v[3]), B(c, v[4]));

@@ -6,8 +6,10 @@
 # a client that sends distinct prompts, half of them streamed, with
 # gpumemtrace -p on it. On a terminal the live view shows the requests as they
 # come (streams too), and host memory rising by a cache entry a request until
-# the cache is full: the verdict is a bounded cache, at what --cache-ram
-# allows. q (or DEMO_SECONDS, default 60) ends it with the report.
+# the cache is full: the verdict is that it levelled off (a bounded cache, or
+# growth that settled as malloc keeps some of what dropped entries used),
+# against what --cache-ram allows. q (or DEMO_SECONDS, default 60) ends it
+# with the report; DEMO_OUT names a trace file to record the run in.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${DEMO_SECONDS:-60}
@@ -42,4 +44,4 @@ echo
 python3 tests/llama/client.py "$port" --requests 200 --tokens 8 --spread 0 --words 40 \
 	>"$dir/client.json" 2>/dev/null &
 client=$!
-./gpumemtrace -d "$secs" -p "$server"
+./gpumemtrace -d "$secs" -p "$server" ${DEMO_OUT:+-o "$DEMO_OUT"}

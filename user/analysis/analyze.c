@@ -473,6 +473,20 @@ static enum plateau find_plateau(const struct sums *z, size_t n, double noise, d
 
 static void shape_of(const double *y, size_t n, double material, struct shape_result *r);
 
+/* grown, and levelled off in the second half: a cache, or settled */
+static bool levelled(const struct sums *z, size_t n, const struct drift *early,
+		     const struct drift *recent, struct shape_result *r)
+{
+	size_t h = n / 2;
+
+	if (drift_maybe(recent) || recent->slope > 0.25 * early->slope)
+		return false;
+	r->shape = cache_or_settled(z->y, n, line_sse(z, 0, h) + const_sse(z, h, n, NULL));
+	r->change_at = h;
+	const_sse(z, h, n, &r->ceiling);
+	return true;
+}
+
 void analyze__shape(const double *y, size_t n, double material, struct shape_result *r)
 {
 	double bins[MAX_POINTS], w;
@@ -501,7 +515,7 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 	size_t h = n / 2;
 	enum plateau plateau;
 	struct sums z;
-	double need;
+	double need, chance;
 
 	memset(r, 0, sizeof(*r));
 	if (n < 4)
@@ -546,6 +560,20 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 		r->confidence = fmin(1, fmax(0, all.t) / t_quantile(all.df, T999));
 		return;
 	}
+	/* nearly every step up or none: memory that only grows, where a random
+	 * walk steps both ways as often. A rise made early, then level, leaves
+	 * the drift over blocks in doubt: this says it rose, and whether it
+	 * levelled off (a leak still takes the drift test) */
+	chance = rising_steps_chance(y, n);
+	if (!drift_sure(&all) && chance <= 0.001 && y[n - 1] - y[0] >= material) {
+		r->confidence = fmin(1, log(chance) / (2 * log(0.001)));
+		if (!levelled(&z, n, &early, &recent, r)) {
+			r->shape = SHAPE_GROWING;
+			r->slowing = recent.slope < early.slope;
+			r->more_points = h > 5 ? h : 5;
+		}
+		return;
+	}
 	/* a change small against the process is steady, however clean */
 	if (!drift_maybe(&all) || all.slope * (n - 1) < material) {
 		r->confidence = fmin(1, fmax(0, 1 - all.t / t_quantile(all.df, T95)));
@@ -558,14 +586,8 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 			r->shape = SHAPE_LEAK;
 			return;
 		}
-		/* grown, and levelled off in the second half */
-		if (!drift_maybe(&recent) && recent.slope <= 0.25 * early.slope) {
-			r->shape = cache_or_settled(y, n,
-						    line_sse(&z, 0, h) + const_sse(&z, h, n, NULL));
-			r->change_at = h;
-			const_sse(&z, h, n, &r->ceiling);
+		if (levelled(&z, n, &early, &recent, r))
 			return;
-		}
 		/* slowing down: levelling off, or not */
 		r->shape = SHAPE_GROWING;
 		r->slowing = true;

@@ -37,6 +37,12 @@ static const char *point(double pr)
 	return pr ? "request" : "sample";
 }
 
+/* what n points span: n samples, or the n - 1 requests between the levels */
+static double spanned(double n, double pr)
+{
+	return pr && n > 0 ? n - 1 : n;
+}
+
 static const char *cache_from(double from)
 {
 	return from == CONF_ARG ? "from the command line" :
@@ -398,17 +404,18 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			   v[1] + 1, v[1], B(a, v[0]));
 	case E_STEP_FIT:
 		return put(buf, size, len, "step over %.0f %ss: %s before, %s after, noise %s",
-			   v[0], point(v[1]), B(a, v[2]), B(b, v[3]), B(c, v[4]));
+			   spanned(v[0], v[1]), point(v[1]), B(a, v[2]), B(b, v[3]), B(c, v[4]));
 	case E_BOUNDED_FIT:
 		return put(buf, size, len,
 			   "bounded_cache over %.0f %ss: a rise of %s per %s until %s %.0f, then "
 			   "level (noise %s), confidence %.2f",
-			   v[0], point(v[1]), D(a, v[2]), unit(v[1]), point(v[1]), v[3], B(b, v[4]),
-			   v[5]);
+			   spanned(v[0], v[1]), point(v[1]), D(a, v[2]), unit(v[1]), point(v[1]),
+			   v[3], B(b, v[4]), v[5]);
 	case E_SHAPE_FIT:
 		return put(buf, size, len,
 			   "%s over %.0f %ss: slope %s per %s, noise %s, confidence %.2f", x->s[0],
-			   v[0], point(v[1]), D(a, v[2]), unit(v[1]), B(b, v[3]), v[4]);
+			   spanned(v[0], v[1]), point(v[1]), D(a, v[2]), unit(v[1]), B(b, v[3]),
+			   v[4]);
 	case E_CHANGED_ONCE:
 		return put(buf, size, len, "%s changed once by %s, in request %.0f (%.2f s)",
 			   x->s[0], D(a, v[0]), v[1], v[2]);

@@ -858,7 +858,8 @@ GUEST
 	evict=$([ "$version" = 6.1 ] && echo ttm_mem_evict_first || echo ttm_bo_evict)
 	for p in fentry:ttm "fentry:$evict" amdgpu:amdgpu_bo_create; do
 		expect '[ "$(jqr ".probes[] | select(.name == \"$p\") | .status" "$r")" = attached ]' \
-			"$p attached on $version" || return 1
+			"$p attached on $version: $(jq -c ".probes[] | select(.name == \"$p\")" "$r")" ||
+			return 1
 	done
 	pid=$(jqr .pid "$f")
 	size=$(jqr .size "$f")

@@ -5,8 +5,9 @@ MIB=$((1 << 20))
 # How far an RSS figure may sit under what a process touched: rss_stat
 # events come in steps of 256 KiB, and they read the kernel's per-CPU
 # counter without summing it, which lags by up to a batch a CPU
-# (max(32, 2 x CPUs) pages, lib/percpu_counter.c). /proc reads it the same way.
-RSS_SLACK=$((256 * 1024 + $(nproc) * ($(nproc) * 2 > 32 ? $(nproc) * 2 : 32) * 4096))
+# (max(32, 2 x online CPUs) pages, lib/percpu_counter.c). /proc reads it the same way.
+cpus=$(getconf _NPROCESSORS_ONLN)
+RSS_SLACK=$((256 * 1024 + cpus * (cpus * 2 > 32 ? cpus * 2 : 32) * $(getconf PAGESIZE)))
 
 # expect 'CONDITION' ['what']: a bash condition; says which one failed
 expect() {

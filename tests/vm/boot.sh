@@ -48,7 +48,7 @@ INIT
 chmod +x "$tmp/initrd/init"
 (cd "$tmp/initrd" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$tmp/initrd.gz"
 # One boot; a guest that never reached its script (a boot that failed
-# before gpumemtrace ran, seen once in 47 runs under TCG) says how QEMU ended
+# before gpumemtrace ran, seen once in 56 runs under TCG) says how QEMU ended
 # and what the kernel last printed, as "# " lines that tests/run.sh shows,
 # and is booted once more: nothing of the tool is judged by that boot.
 boot() {

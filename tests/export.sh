@@ -121,7 +121,7 @@ test_metrics_prometheus_scrapes_real_server() {
 		"host_anon $PROM_GOT bytes in Prometheus, /proc says RssAnon $anon" || return 1
 	curl -s "http://127.0.0.1:$mport/metrics" >"$T/scrape.prom"
 	expect '"$PROM_DIR/promtool" check metrics <"$T/scrape.prom" >"$T/promtool.out" 2>&1' \
-		"promtool check metrics: $(head -5 "$T/promtool.out")" || return 1
+		'@promtool check metrics: $(head -5 "$T/promtool.out")' || return 1
 	verdicts=$(promq "count(gpumemtrace_verdict{pid=\"$SERVER_PID\"})")
 	expect '[ "${verdicts:-0}" -ge 1 ]' "verdicts in Prometheus: ${verdicts:-none}" || return 1
 	kill -INT "$GMT_PID"
@@ -145,9 +145,9 @@ test_metrics_bad_address() {
 	need_root
 	local port holder rc i
 	expect '! "$GMT" --metrics 1.2.3:80 -- true 2>"$T/err" && grep -q "expected PORT" "$T/err"' \
-		"$(cat "$T/err")" || return 1
+		'@$(cat "$T/err")' || return 1
 	expect '! "$GMT" --metrics localhost:9464 -- true 2>"$T/err" && grep -q "expected PORT" "$T/err"' \
-		"a name is refused (no resolver runs as root): $(cat "$T/err")" || return 1
+		'@a name is refused (no resolver runs as root): $(cat "$T/err")' || return 1
 	port=$(free_port)
 	python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
@@ -159,7 +159,7 @@ print("up", flush=True); time.sleep(60)' "$port" >"$T/held" &
 	done
 	expect '! "$GMT" --metrics "$port" -- "$WL" --steps 1 --out "$T/wl" 2>"$T/err" &&
 		grep -q "cannot listen on 127.0.0.1 port $port" "$T/err" && [ ! -e "$T/wl" ]' \
-		"a port in use: $(cat "$T/err"); the workload ran: $([ -e "$T/wl" ] && echo yes || echo no)"
+		'@a port in use: $(cat "$T/err"); the workload ran: $([ -e "$T/wl" ] && echo yes || echo no)'
 	rc=$?
 	kill "$holder"
 	return $rc
@@ -178,11 +178,11 @@ test_perfetto_export_of_real_server() {
 	drive --clients 2 --requests 3 --tokens 16 --spread 4 || return 1
 	"$GMT" replay --json "$T/rec.gmt" >"$T/report.json" || return 1
 	expect '"$GMT" replay --perfetto "$T/out.pftrace" "$T/rec.gmt" 2>"$T/pf.err"' \
-		"$(cat "$T/pf.err")" || return 1
+		'@$(cat "$T/pf.err")' || return 1
 	expect '[ "$(stat -c %a "$T/out.pftrace")" = 600 ]' "mode $(stat -c %a "$T/out.pftrace")" || return 1
 	expect 'protoc --proto_path="$ROOT/proto" --decode=perfetto.protos.Trace perfetto.proto \
 		<"$T/out.pftrace" >"$T/decoded.txt" 2>"$T/protoc.err"' \
-		"protoc decodes it: $(head -3 "$T/protoc.err")" || return 1
+		'@protoc decodes it: $(head -3 "$T/protoc.err")' || return 1
 	python3 "$ROOT/tests/llama/pftrace.py" <"$T/decoded.txt" >"$T/sum.json" || return 1
 	echo "# $(jq -c '{packets, slices, processes, unended, requests: (.requests | length)}' "$T/sum.json")"
 	expect '[ "$(jq -c "[.processes[] | select(.pid == $SERVER_PID) | .name]" "$T/sum.json")" = "[\"llama-server\"]" ]' \
@@ -217,14 +217,14 @@ test_perfetto_export_damaged_file() {
 	"$GMT" record -o "$T/rec.gmt" -q -- "$WL" --steps 3 --step-mib 2 --out /dev/null >/dev/null || return 1
 	size=$(stat -c %s "$T/rec.gmt")
 	head -c $((size - 100)) "$T/rec.gmt" >"$T/cut.gmt"
-	expect '"$GMT" replay --perfetto "$T/out.pftrace" "$T/cut.gmt" 2>"$T/err"' "$(cat "$T/err")" || return 1
+	expect '"$GMT" replay --perfetto "$T/out.pftrace" "$T/cut.gmt" 2>"$T/err"' '@$(cat "$T/err")' || return 1
 	expect 'grep -q "missing\|cut\|truncated" "$T/err"' "the damage said: $(cat "$T/err")" || return 1
 	expect 'protoc --proto_path="$ROOT/proto" --decode=perfetto.protos.Trace perfetto.proto \
 		<"$T/out.pftrace" >/dev/null' || return 1
 	expect '! "$GMT" replay --perfetto "$T/x" --json "$T/rec.gmt" 2>"$T/err" && grep -q "goes with none" "$T/err"' \
-		"$(cat "$T/err")" || return 1
+		'@$(cat "$T/err")' || return 1
 	expect '! "$GMT" replay --perfetto /nonexistent/dir/x "$T/rec.gmt" 2>"$T/err" && grep -q "cannot create" "$T/err"' \
-		"$(cat "$T/err")"
+		'@$(cat "$T/err")'
 }
 
 # wait_line FILE PATTERN: until a line of FILE matches (60 s at most)
@@ -253,7 +253,7 @@ test_watch_service_follows_a_restarted_server() {
 	for round in 1 2; do
 		start_server -np 2 -c 2048 -t 1 || return 1
 		expect 'wait_line "$T/gmt.err" "tracing pid $SERVER_PID (llama-server)"' \
-			"--watch found pid $SERVER_PID: $(tail -3 "$T/gmt.err")" || return 1
+			'@--watch found pid $SERVER_PID: $(tail -3 "$T/gmt.err")' || return 1
 		python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 2 --tokens 8 \
 			>"$T/client$round.json" || return 1
 		n=$(jq '.requests | length' "$T/client$round.json")
@@ -323,7 +323,7 @@ test_service_unit_capabilities_suffice() {
 	local caps nobpf
 	sed "s|/usr/local/bin/gpumemtrace|$GMT|" "$ROOT/dist/gpumemtrace.service" >"$T/gpumemtrace.service"
 	expect 'systemd-analyze verify "$T/gpumemtrace.service" >"$T/verify" 2>&1' \
-		"systemd-analyze verify: $(cat "$T/verify")" || return 1
+		'@systemd-analyze verify: $(cat "$T/verify")' || return 1
 	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$ROOT/dist/gpumemtrace.service" |
 		tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
 	expect '[[ $caps == *+bpf* ]] && grep -q "^NoNewPrivileges=yes" "$ROOT/dist/gpumemtrace.service"' \
@@ -331,7 +331,7 @@ test_service_unit_capabilities_suffice() {
 	nobpf=${caps/+bpf,/}
 	expect '! setpriv --bounding-set=-all,${nobpf/+sys_admin,/} --inh-caps=-all -- "$GMT" --watch \
 		-d 1 >/dev/null 2>"$T/nobpf" && grep -q "needs the CAP_BPF" "$T/nobpf"' \
-		"without CAP_BPF and CAP_SYS_ADMIN it refuses: $(cat "$T/nobpf")" || return 1
+		'@without CAP_BPF and CAP_SYS_ADMIN it refuses: $(cat "$T/nobpf")' || return 1
 	mkfifo "$T/go" "$T/done"
 	printf '#!/bin/sh\nexec setpriv --bounding-set=-all,%s --inh-caps=-all -- "%s" "$@"\n' \
 		"$caps" "$GMT" >"$T/capped"
@@ -339,7 +339,7 @@ test_service_unit_capabilities_suffice() {
 	GMT=$T/capped GMT_READY="watching" start_tracer --json --watch --no-tui -o "$T/rec/" || return 1
 	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
 	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
-		"it found the program and its driver: $(tail -3 "$T/gmt.err")" || return 1
+		'@it found the program and its driver: $(tail -3 "$T/gmt.err")' || return 1
 	echo go >"$T/go"
 	cat "$T/done" >"$T/wl.json"
 	kill -TERM "$GMT_PID"

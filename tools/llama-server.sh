@@ -47,7 +47,7 @@ main() {
 	fi
 	jobs=$(nproc)
 	say "building llama.cpp $tag (${commit%"${commit#????????????}"}), $flavour backend, $jobs jobs:"
-	say "once per machine (about 10 minutes on 2 cores); cached in $out"
+	say "once per machine (about 10 minutes on 2 idle cores, more on busy ones); cached in $out"
 	build=$cache/build-$flavour-$key
 	rm -rf "$build"
 	# shellcheck disable=SC2086 # flags are words
@@ -80,6 +80,16 @@ main() {
 		say "the build failed: the whole log is $build.log"
 		exit 1
 	fi
+	# what the time went on: compile steps and compiler time, from ninja's log
+	# (the build is CPU-bound: a loaded machine takes longer than an idle one)
+	awk -v wall=$(($(date +%s) - t0)) '!/^#/ { n++; d = ($2 - $1) / 1000; sum += d
+			if (d > top[3]) { top[3] = d; name[3] = $4
+				for (i = 3; i > 1 && top[i] > top[i - 1]; i--) {
+					t = top[i]; top[i] = top[i - 1]; top[i - 1] = t
+					t = name[i]; name[i] = name[i - 1]; name[i - 1] = t } } }
+		END { printf "llama-server: %d steps in %d s, %d s of compiler time; the longest:", n, wall, sum
+			for (i = 1; i <= 3; i++) { sub(/.*\//, "", name[i]); printf " %s %d s", name[i], top[i] }
+			print "" }' "$build/.ninja_log" >&2 || true
 	rm -rf "$out.tmp"
 	mkdir -p "$out.tmp"
 	cp -a "$build"/bin/llama-server "$build"/bin/*.so* "$out.tmp/"

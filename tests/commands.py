@@ -142,18 +142,29 @@ def deps_packages(root):
 
 
 def closure(pkgs):
-    """The packages that installing pkgs brings, by Depends and PreDepends."""
-    r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends",
-                        "--no-suggests", "--no-conflicts", "--no-breaks",
-                        "--no-replaces", "--no-enhances"] + pkgs,
+    """The packages that installing pkgs brought, by Depends and PreDepends,
+    from dpkg's own database (no apt lists needed: images often drop them)."""
+    r = subprocess.run(["dpkg-query", "-W", "-f",
+                        "${Package}\t${Provides}\t${Pre-Depends}, ${Depends}\n"],
                        capture_output=True, text=True)
-    names = set(pkgs)
+    deps, provides = {}, {}
+
+    def names(field):
+        return [re.split(r"[ :(]", alt.strip())[0] for dep in field.split(",")
+                for alt in dep.split("|") if alt.strip()]
     for line in r.stdout.splitlines():
-        m = re.match(r"\s*(?:\|?(?:Pre)?Depends: )?<?([a-z0-9][a-z0-9+.-]*)(:[a-z0-9]+)?>?$",
-                     line)
-        if m:
-            names.add(m.group(1))
-    return names
+        pkg, prov, dep = (line.split("\t") + ["", ""])[:3]
+        deps[pkg] = names(dep)
+        for v in names(prov):
+            provides.setdefault(v, []).append(pkg)
+    seen, todo = set(), list(pkgs)
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        todo += deps.get(p, []) + provides.get(p, [])
+    return seen
 
 
 def essential():

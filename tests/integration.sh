@@ -1297,6 +1297,39 @@ test_runner_leaves_nothing_behind() {
 	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
 }
 
+# a test waiting on a program that could not start fails at once, in its
+# words (await_line, await_all), not at its time limit; a test that fails
+# on a command's error without saying why shows that error
+test_runner_fails_fast_with_the_reason() {
+	local t0
+	cat >"$T/t.sh" <<-'TESTS'
+		test_waits_for_one_that_died() {
+			mkfifo "$T/ready"
+			sh -c 'echo "the program cannot start: no such library" >&2; exit 3' 2>"$T/e" &
+			await_line "$T/ready" $! "the program" "$T/e" >/dev/null
+		}
+		test_reads_from_one_that_died() {
+			mkfifo "$T/out"
+			sh -c 'echo "it crashed" >&2; exit 3' 2>"$T/e" &
+			await_all "$T/out" "$T/got" $! "the workload" "$T/e"
+		}
+		test_unmarked_error() {
+			ls /nonexistent-gmt-dir || return 1
+		}
+	TESTS
+	t0=$SECONDS
+	GMT_TEST_FILES="$T/t.sh" GMT_TEST_TIMEOUT=60 timeout 90 "$ROOT/tests/run.sh" test_ \
+		>"$T/out" 2>&1
+	expect '(( SECONDS - t0 < 30 ))' "the run ended in $((SECONDS - t0)) s, not at the 60 s limit" ||
+		return 1
+	expect 'grep -q "^0 passed, 3 failed, 0 skipped" "$T/out"' '@$(tail -3 "$T/out")' || return 1
+	expect 'grep -q "^# the program (pid [0-9]*) ended before it was ready" "$T/out" &&
+		grep -q "^#   the program cannot start: no such library" "$T/out"' '@$(cat "$T/out")' || return 1
+	expect 'grep -q "^# the workload (pid [0-9]*) ended before it was ready" "$T/out" &&
+		grep -q "^#   it crashed" "$T/out"' '@$(cat "$T/out")' || return 1
+	expect 'grep -q "^#   ls: cannot access .*/nonexistent-gmt-dir" "$T/out"' '@$(cat "$T/out")'
+}
+
 # A mapping's length is address space: /proc/PID/smaps, read at the end,
 # says what each mapping made while traced holds. Each step maps 8 MiB it
 # touches and 32 MiB it never touches (the workload's own account).

@@ -86,6 +86,11 @@ for name in $names; do
 	rc=$?
 	out=$(cat "$tmp.out")
 	printf '%s\n' "$out" | grep '^#' || true
+	# a failure's own words: the last lines it printed unmarked (a command's
+	# error), where it said nothing marked itself
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && ! grep -q '^#' <<<"$out"; then
+		printf '%s\n' "$out" | grep -v '^\s*$' | tail -8 | sed 's/^/#   /'
+	fi
 	case $rc in
 	0) tally <<<"ok $name" ;;
 	77) tally <<<"skip $name - $(printf '%s\n' "$out" | grep '^SKIP' | head -1 | cut -c6-)" ;;

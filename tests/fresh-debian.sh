@@ -44,7 +44,16 @@ root=$fresh/root-$stamp
 mkdir -p "$root"
 tar -C "$root" -xf "$base" || exit 1
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-git -C "$src" bundle create "$root/root/gpumemtrace.bundle" HEAD 2>/dev/null || exit 1
+# This machine's way out: where a proxy between it and the registries shows
+# certificates of its own CA, the machine trusts that CA and npm is told to
+# (NODE_EXTRA_CA_CERTS alone does not pass sudo). The root gets the same, and
+# nothing else of the host's; a fresh Debian on the open internet needs none.
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null
+for f in /etc/npmrc /usr/etc/npmrc; do
+	[ -f "$f" ] && mkdir -p "$root${f%/*}" && cp "$f" "$root$f"
+done
+git -C "$src" bundle create "$root/root/gpumemtrace.bundle" HEAD "$(git -C "$src" symbolic-ref --short HEAD)" \
+	2>/dev/null || exit 1
 rev=$(git -C "$src" rev-parse --short HEAD)
 
 # everything the root runs is in one cgroup, killed after each step

@@ -48,6 +48,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # certificates of its own CA, the machine trusts that CA and npm is told to
 # (NODE_EXTRA_CA_CERTS alone does not pass sudo). The root gets the same, and
 # nothing else of the host's; a fresh Debian on the open internet needs none.
+mkdir -p "$root/usr/local/share/ca-certificates"
 cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null
 for f in /etc/npmrc /usr/etc/npmrc; do
 	[ -f "$f" ] && mkdir -p "$root${f%/*}" && cp "$f" "$root$f"

@@ -40,6 +40,7 @@ enum gmt_type {
 	GMT_EV_USTACK = 27,	/* registers and a slice of the user stack, to unwind */
 	GMT_EV_TOUCH = 28,	/* a sampled first touch of anonymous memory */
 	GMT_EV_CGROUP = 29,	/* user: the process's cgroup (v2), at attach */
+	GMT_EV_MEM_LIMIT = 30,	/* user: its cgroup's memory limit and use, each interval */
 	GMT_EV_MAX,
 };
 
@@ -587,6 +588,27 @@ struct gmt_decode {
 	__u32 nr_seqs;
 	__u32 scanned; /* tokens read by sequence: fewer than n_tokens when cut */
 	struct gmt_decode_seq seqs[];
+};
+
+/* The memory limit the process's cgroups set, each interval: of the
+ * cgroup and its ancestors, the one with the least room left (a pod's limit
+ * binds a container that has none of its own). limit is the lower of its
+ * hard limit and, on cgroup v2, memory.high (past which the kernel
+ * throttles and reclaims); used is that cgroup's usage. */
+#define GMT_MEM_LIMIT_V1_HARD 1 /* memory.limit_in_bytes */
+#define GMT_MEM_LIMIT_V2_MAX 2	/* memory.max */
+#define GMT_MEM_LIMIT_V2_HIGH 3 /* memory.high */
+#define GMT_MEM_NO_LIMIT (1ull << 62)
+struct gmt_mem_limit {
+	struct gmt_hdr hdr;
+	__u64 limit;
+	__u64 used;
+	/* what more the cgroups let it put in swap, past the limit on RAM (v2
+	 * memory.swap.max, v1 memory.memsw.*); GMT_MEM_NO_LIMIT: the host's swap */
+	__u64 swap_room;
+	__u32 file; /* GMT_MEM_LIMIT_* */
+	__u32 pad;
+	char path[GMT_PATH_LEN]; /* the binding cgroup, as /proc/PID/cgroup names it */
 };
 
 /* what the host has left: projections of growth end here */

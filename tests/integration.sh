@@ -1546,3 +1546,103 @@ test_deps_install_every_command_the_tests_call() {
 		grep -q "planted.sh:1 (debootstrap) calls debootstrap" "$T/planted"' \
 		'@the planted call named: $(cat "$T/planted")'
 }
+
+# mem_cgroup NAME: a new cgroup where the memory controller is (cgroup v2
+# where it is enabled, else v1's memory hierarchy), its folder in CG_DIR and
+# its limit file in CG_LIMIT; the caller removes it (rm_cgroup)
+mem_cgroup() {
+	local v2 v1
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	if [ -n "$v2" ] && grep -qw memory "$v2/cgroup.controllers" 2>/dev/null &&
+		grep -qw memory "$v2/cgroup.subtree_control" 2>/dev/null; then
+		CG_DIR=$v2/$1 CG_LIMIT=memory.max CG_PATH=/$1
+	elif [ -n "$v1" ]; then
+		CG_DIR=$v1/$1 CG_LIMIT=memory.limit_in_bytes CG_PATH=/$1
+	else
+		skip "no cgroup hierarchy with the memory controller"
+	fi
+	mkdir "$CG_DIR" || return 1
+}
+
+rm_cgroup() {
+	local p
+	for p in $(cat "$CG_DIR/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	rmdir "$CG_DIR" 2>/dev/null
+}
+
+# A leak in a cgroup whose memory limit (512 MiB) is far below what the host
+# has free: the verdict says it reaches that limit, names the cgroup and the
+# limit the cgroup file holds, and projects from the room the cgroup leaves
+test_leak_runs_out_at_its_cgroup_limit() {
+	need_root
+	local cg=gmt-limit-$$ f limit rate used secs
+	mem_cgroup "$cg" || return 1
+	echo $((512 * MIB)) >"$CG_DIR/$CG_LIMIT" || { rm_cgroup; return 1; }
+	limit=$(cat "$CG_DIR/$CG_LIMIT")
+	"$GMT" -q --json -i 0.2 -- sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+		"$CG_DIR" "$WL" --steps 20 --step-mib 4 --step-ms 100 --out /dev/null >"$T/r.json"
+	rm_cgroup
+	f=$(jq -c '[.findings[] | select(.kind == "leak" and .category == "host_anon")][0]' "$T/r.json")
+	expect '[ "$f" != null ]' "a host leak: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")" ||
+		return 1
+	expect '[ "$(jq -c .reasons <<<"$f")" = "[\"leak\",\"runs_out_cgroup\",\"try_host_stacks\"]" ]' \
+		"it runs out at the cgroup's limit: $(jq -r .message <<<"$f")" || return 1
+	expect '[ "$(jqr .cgroup <<<"$f")" = "$CG_PATH" ] && [ "$(jqr .cgroup_limit_bytes <<<"$f")" = "$limit" ]' \
+		"the cgroup $CG_PATH and its limit $limit: $(jq -c '{cgroup, cgroup_limit_bytes}' <<<"$f")" ||
+		return 1
+	expect '[ "$(jq -c "[.processes[0].memory_limit | .cgroup, .file, .limit_bytes]" "$T/r.json")" = "[\"$CG_PATH\",\"$CG_LIMIT\",$limit]" ]' \
+		"the process's memory_limit: $(jq -c .processes[0].memory_limit "$T/r.json")" || return 1
+	# the projection: what the limit leaves, at the leak's rate
+	rate=$(jqr .bytes_per_second <<<"$f")
+	used=$(jqr .cgroup_used_bytes <<<"$f")
+	secs=$(jqr .seconds_to_exhaustion <<<"$f")
+	expect 'awk -v s="$secs" -v l="$limit" -v u="$used" -v r="$rate" "BEGIN { w = (l - u) / r
+		exit !(s > 0.95 * w && s < 1.05 * w) }"' \
+		"$secs s to go: ($limit - $used) / $rate" || return 1
+	# without a limit of its own, the host's memory ends it
+	"$GMT" -q --json -i 0.2 -- "$WL" --steps 20 --step-mib 4 --step-ms 100 --out /dev/null \
+		>"$T/free.json" || return 1
+	expect '[ "$(jqr "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")][0].limited_by" "$T/free.json")" != "its cgroup'"'"'s memory limit" ]' \
+		'@not the cgroup: $(jq -c "[.findings[] | [.kind, .limited_by]]" "$T/free.json")'
+}
+
+# A heap that grows into swap: a cgroup holds the workload to 64 MiB of
+# RAM, a swap file takes the rest, RssAnon stays near 64 MiB. The host heap
+# is judged as RssAnon + VmSwap: it grew by what the workload touched
+# (its own log), and ends where /proc/PID/status says it is.
+test_heap_growing_into_swap_is_counted() {
+	need_root
+	local cg=gmt-swap-$$ f want got anon swap
+	dd if=/dev/zero of="$T/swap" bs=1M count=256 status=none && chmod 600 "$T/swap" &&
+		mkswap "$T/swap" >/dev/null || return 1
+	trap 'swapoff "$T/swap" 2>/dev/null; rm_cgroup' EXIT
+	trap 'exit 1' TERM INT
+	swapon "$T/swap" 2>"$T/swapon.err" || skip "swapon refused: $(cat "$T/swapon.err")"
+	mem_cgroup "$cg" || return 1
+	echo $((64 * MIB)) >"$CG_DIR/$CG_LIMIT" || return 1
+	mkfifo "$T/hold" "$T/done"
+	"$GMT" -q --json -i 0.2 -- sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+		"$CG_DIR" "$WL" --steps 20 --step-mib 8 --step-ms 50 --out "$T/done" --hold "$T/hold" \
+		>"$T/r.json" &
+	local gmt=$!
+	await_all "$T/done" "$T/wl.json" "$gmt" "gpumemtrace and the workload" || return 1
+	local pid
+	pid=$(jqr .pid "$T/wl.json")
+	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$pid/status")
+	swap=$(awk '/^VmSwap:/ { print $2 * 1024 }' "/proc/$pid/status")
+	echo go >"$T/hold"
+	wait $gmt || return 1
+	echo "# /proc/$pid/status at the end: RssAnon $anon, VmSwap $swap"
+	expect '[ "$swap" -gt $((32 * MIB)) ]' "it swapped: VmSwap $swap" || return 1
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/r.json")
+	expect '[ "$(jqr .where <<<"$f")" = "host heap (anonymous RSS + swap)" ]' \
+		"judged with swap: $(jqr .where <<<"$f")" || return 1
+	want=$(jqr .bytes "$T/wl.json")
+	got=$(jqr '.last_bytes - .first_bytes' <<<"$f")
+	expect '(( got >= want - RSS_SLACK - want / 50 && got <= want + RSS_SLACK + want / 50 ))' \
+		"the heap grew $got, the workload touched $want" || return 1
+	got=$(jqr .last_bytes <<<"$f")
+	expect '(( got >= anon + swap - RSS_SLACK && got <= anon + swap + RSS_SLACK ))' \
+		"it ends at $got, /proc says RssAnon + VmSwap = $((anon + swap))"
+}

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "categories.h"
@@ -71,8 +72,14 @@ size_t categories__list(const struct model *m, const struct model_proc *p, struc
 	struct category *c;
 	size_t n = 0, i;
 
-	next(out, &n, max, "host_anon", "host heap (anonymous RSS)", CAT_HOST,
-	     &p->rss[MODEL_RSS_ANON]);
+	/* where some of it was swapped out, the heap is what is resident and
+	 * what is in swap: a heap growing into swap leaves RSS flat */
+	if (series__peak(&p->rss[MODEL_RSS_SWAP]) > 0)
+		next(out, &n, max, "host_anon", "host heap (anonymous RSS + swap)", CAT_HOST,
+		     &p->anon_swap);
+	else
+		next(out, &n, max, "host_anon", "host heap (anonymous RSS)", CAT_HOST,
+		     &p->rss[MODEL_RSS_ANON]);
 	next(out, &n, max, "host_file", "host file-backed RSS", CAT_HOST, &p->rss[MODEL_RSS_FILE]);
 	next(out, &n, max, "host_shmem", "host shared memory RSS", CAT_HOST,
 	     &p->rss[MODEL_RSS_SHMEM]);
@@ -126,18 +133,46 @@ static bool vk_heap(const struct model *m, bool local, double *size)
 	return *size > 0;
 }
 
+const char *const category_cgroup_limit = "its cgroup's memory limit";
+
+bool category__host_room(const struct model *m, const struct model_proc *p, double *room,
+			 const char **what)
+{
+	/* anonymous memory past what RAM holds goes to swap, where there is
+	 * some: the OOM killer comes when both are full */
+	double swap = m->meminfo_seen ? (double)m->swap_free : 0, host = NAN, cg = NAN;
+
+	if (m->meminfo_seen)
+		host = m->mem_available + swap;
+	if (p->mem_limit_ts) {
+		cg = p->mem_limit > p->mem_limit_used ? p->mem_limit - p->mem_limit_used : 0;
+		cg += p->mem_limit_swap_room < swap ? p->mem_limit_swap_room : swap;
+	}
+	if (isfinite(cg) && (!isfinite(host) || cg < host)) {
+		*room = cg;
+		*what = category_cgroup_limit;
+		return true;
+	}
+	if (!isfinite(host))
+		return false;
+	*room = host;
+	*what = swap > 0 ? "the host's available RAM and swap" : "the host's available RAM";
+	return true;
+}
+
 bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
 		     double level, double *limit, const char **what)
 {
 	double free_dev = 0;
 	size_t i;
 
+	double room;
+
 	switch (c->cls) {
 	case CAT_HOST:
-		if (!m->meminfo_seen)
+		if (!category__host_room(m, p, &room, what))
 			return false;
-		*limit = level + m->mem_available;
-		*what = "the host's available RAM";
+		*limit = level + room;
 		return true;
 	case CAT_API:
 		if (c->api == MODEL_API_VK) {

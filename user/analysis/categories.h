@@ -38,4 +38,11 @@ bool category__level(const struct category *c, __u64 ts, double *v);
 bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
 		     double level, double *limit, const char **what);
 
+/* how much more the process's memory may grow: what its cgroups' limit
+ * leaves it, or the host's available RAM, whichever is less; what: which
+ * (category_cgroup_limit for the first); false when neither is known */
+bool category__host_room(const struct model *m, const struct model_proc *p, double *room,
+			 const char **what);
+extern const char *const category_cgroup_limit;
+
 #endif

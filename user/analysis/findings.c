@@ -69,6 +69,7 @@ const char *findings__say_name(enum say code)
 		[M_STEP_RISES] = "step_rises",
 		[M_FIXED_ENTRIES] = "fixed_entries",
 		[M_RUNS_OUT] = "runs_out",
+		[M_RUNS_OUT_CGROUP] = "runs_out_cgroup",
 		[M_TRY_HOST_STACKS] = "try_host_stacks",
 		[M_TRY_API_STACKS] = "try_api_stacks",
 		[M_BOUNDED] = "bounded",

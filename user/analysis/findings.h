@@ -45,6 +45,7 @@ enum say {
 	M_STEP_RISES,	   /* v tau */
 	M_FIXED_ENTRIES,   /* v bytes, min and max prompt tokens */
 	M_RUNS_OUT,	   /* s what; v limit more pr host */
+	M_RUNS_OUT_CGROUP, /* s cgroup; v limit used more pr file (enum model_limit_file) swap */
 	M_TRY_HOST_STACKS, /* the stacks below allocate it */
 	M_TRY_API_STACKS,  /* allocated while serving and never freed */
 	M_BOUNDED,	   /* s where; v rate point pr ceiling points_after */
@@ -67,7 +68,7 @@ enum say {
 	M_CACHE_EXCEEDED,  /* v grown mib from */
 	M_CACHE_STOPS_AT,  /* v mib from bytes */
 	M_CACHE_LEVELS,	   /* v mib from bytes requests */
-	M_CACHE_OOM_FIRST, /* v more available requests */
+	M_CACHE_OOM_FIRST, /* v more available requests by_cgroup */
 	M_CACHE_TRY_LOWER,
 	M_CACHE_SHARE, /* v rise percent mib from over */
 	/* allocation failures (findings_gpu.c) */

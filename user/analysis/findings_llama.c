@@ -10,9 +10,10 @@
 #define MIB (1024.0 * 1024)
 
 /* host growth that is still going: where the prompt cache would stop it */
-static void growing(const struct model *m, const struct judged *j, const struct llama_conf *c,
-		    struct finding *f)
+static void growing(const struct model *m, const struct model_proc *p, const struct judged *j,
+		    const struct llama_conf *c, struct finding *f)
 {
+	const char *what;
 	double limit = c->cache_ram.v * MIB, base = j->y[0], now = j->y[j->n - 1];
 	double step = judged__per_unit(j, j->r.slope), left = limit - (now - base), avail, more;
 
@@ -29,9 +30,12 @@ static void growing(const struct model *m, const struct judged *j, const struct 
 	finding__num(f, "cache_full_bytes", base + limit);
 	finding__num(f, "requests_to_cache_full", more);
 	SAY(f, M_CACHE_LEVELS, NULL, c->cache_ram.v, c->cache_ram.from, base + limit, more);
-	avail = m->meminfo_seen ? (double)m->mem_available : NAN;
+	/* what the process may still use: its cgroup's limit, or the host's */
+	if (!category__host_room(m, p, &avail, &what))
+		avail = NAN;
 	if (isfinite(avail) && left > avail)
-		SAY(f, M_CACHE_OOM_FIRST, NULL, left, avail, floor(avail / step));
+		SAY(f, M_CACHE_OOM_FIRST, NULL, left, avail, floor(avail / step),
+		    what == category_cgroup_limit);
 	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
 }
 
@@ -48,7 +52,7 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
 	} else if (c.cache_ram.v < 0) {
 		SAY(f, M_CACHE_UNLIMITED, NULL, c.cache_ram.from);
 	} else if (!bounded) {
-		growing(m, j, &c, f);
+		growing(m, p, j, &c, f);
 	} else {
 		rise = j->r.ceiling - j->y[0];
 		finding__num(f, "cache_ram_bytes", c.cache_ram.v * MIB);

@@ -217,9 +217,24 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 				f->requests_to_exhaustion = ceil(pts);
 			f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
 			finding__str(f, "limited_by", what);
-			SAY(f, M_RUNS_OUT, SAY_S(what), f->limit,
-			    j->per_request ? ceil(pts) : pts * j->dt, j->per_request,
-			    j->c.cls == CAT_HOST);
+			if (what == category_cgroup_limit) {
+				finding__str(f, "cgroup", p->mem_limit_cgroup);
+				finding__num(f, "cgroup_limit_bytes", p->mem_limit);
+				finding__num(f, "cgroup_used_bytes", p->mem_limit_used);
+				/* the room past the limit is swap's */
+				double swap = f->limit - j->y[j->n - 1] -
+					      (p->mem_limit > p->mem_limit_used ?
+						       (double)(p->mem_limit - p->mem_limit_used) :
+						       0);
+
+				SAY(f, M_RUNS_OUT_CGROUP, SAY_S(p->mem_limit_cgroup), p->mem_limit,
+				    p->mem_limit_used, j->per_request ? ceil(pts) : pts * j->dt,
+				    j->per_request, p->mem_limit_file, fmax(swap, 0));
+			} else {
+				SAY(f, M_RUNS_OUT, SAY_S(what), f->limit,
+				    j->per_request ? ceil(pts) : pts * j->dt, j->per_request,
+				    j->c.cls == CAT_HOST);
+			}
 		}
 	}
 	if (j->c.cls == CAT_HOST && !findings__llama_host(m, p, j, f, false))

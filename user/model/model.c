@@ -31,6 +31,10 @@ SAME(MODEL_RSS_ANON, GMT_RSS_ANON);
 SAME(MODEL_RSS_SWAP, GMT_RSS_SWAP);
 SAME(MODEL_RSS_SHMEM, GMT_RSS_SHMEM);
 SAME(MODEL_RSS_NR, GMT_RSS_NR);
+SAME(MODEL_LIMIT_V1_HARD, GMT_MEM_LIMIT_V1_HARD);
+SAME(MODEL_LIMIT_V2_MAX, GMT_MEM_LIMIT_V2_MAX);
+SAME(MODEL_LIMIT_V2_HIGH, GMT_MEM_LIMIT_V2_HIGH);
+SAME(MODEL_NO_LIMIT, GMT_MEM_NO_LIMIT);
 SAME(MODEL_FAULT_ANON, GMT_FAULT_ANON);
 SAME(MODEL_FAULT_FILE, GMT_FAULT_FILE);
 SAME(MODEL_FAULT_DEVICE, GMT_FAULT_DEVICE);
@@ -342,6 +346,7 @@ static void reset_memory(struct model_proc *p)
 
 	for (i = 0; i < MODEL_RSS_NR; i++)
 		p->rss[i].n = 0;
+	p->anon_swap.n = 0;
 	p->vmrss.n = 0;
 	p->nr_samples = 0;
 	p->vmrss_peak = 0;
@@ -802,6 +807,19 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		copy_str(p->cgroup, sizeof(p->cgroup), ((const struct gmt_cgroup *)e)->path,
 			 GMT_PATH_LEN);
 		break;
+	case GMT_EV_MEM_LIMIT: {
+		const struct gmt_mem_limit *l = (const void *)e;
+
+		if (l->file < MODEL_LIMIT_V1_HARD || l->file > MODEL_LIMIT_V2_HIGH || !l->limit)
+			break;
+		p->mem_limit_ts = e->ts_ns;
+		p->mem_limit = l->limit;
+		p->mem_limit_used = l->used;
+		p->mem_limit_swap_room = l->swap_room;
+		p->mem_limit_file = l->file;
+		copy_str(p->mem_limit_cgroup, sizeof(p->mem_limit_cgroup), l->path, GMT_PATH_LEN);
+		break;
+	}
 	case GMT_EV_MAP_RSS:
 		on_map_rss(p, (const void *)e);
 		break;
@@ -819,6 +837,13 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_RSS:
 		if (rss->member < MODEL_RSS_NR)
 			series__add(&p->rss[rss->member], e->ts_ns, rss->bytes, 0);
+		if (rss->member == MODEL_RSS_ANON || rss->member == MODEL_RSS_SWAP) {
+			__s64 a = 0, w = 0;
+
+			series__at(&p->rss[MODEL_RSS_ANON], e->ts_ns, &a);
+			series__at(&p->rss[MODEL_RSS_SWAP], e->ts_ns, &w);
+			series__add(&p->anon_swap, e->ts_ns, a + w, 0);
+		}
 		break;
 	case GMT_EV_SAMPLE:
 		on_sample(p, (const void *)e);
@@ -945,6 +970,7 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 		m->meminfo_seen = true;
 		m->mem_total = ((const struct gmt_meminfo *)e)->total_kb << 10;
 		m->mem_available = ((const struct gmt_meminfo *)e)->available_kb << 10;
+		m->swap_free = ((const struct gmt_meminfo *)e)->swap_free_kb << 10;
 		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
@@ -1001,6 +1027,7 @@ static void proc_free(struct model_proc *p)
 	for (i = 0; i < MODEL_RSS_NR; i++)
 		free(p->rss[i].p);
 	free(p->vmrss.p);
+	free(p->anon_swap.p);
 	free(p->nvml_used.p);
 	free(p->maps);
 	free(p->touches);

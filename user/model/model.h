@@ -34,6 +34,14 @@ enum model_kind {
 };
 /* the kernel's RSS counters */
 enum model_rss { MODEL_RSS_FILE, MODEL_RSS_ANON, MODEL_RSS_SWAP, MODEL_RSS_SHMEM, MODEL_RSS_NR };
+#define MODEL_NO_LIMIT (1ull << 62)
+/* which cgroup file set a memory limit */
+enum model_limit_file {
+	MODEL_LIMIT_NONE,
+	MODEL_LIMIT_V1_HARD, /* memory.limit_in_bytes */
+	MODEL_LIMIT_V2_MAX,  /* memory.max */
+	MODEL_LIMIT_V2_HIGH, /* memory.high */
+};
 enum model_fault {
 	MODEL_FAULT_ANON,
 	MODEL_FAULT_FILE,
@@ -209,6 +217,12 @@ struct model_proc {
 	char comm[MODEL_COMM_LEN];
 	char exe[MODEL_PATH_LEN];
 	char cgroup[MODEL_PATH_LEN]; /* "" when not told; "/" the root */
+	/* the memory limit its cgroups set, at the last interval: of its cgroup
+	 * and their ancestors, the one with the least room; mem_limit_ts 0: none */
+	__u64 mem_limit_ts, mem_limit, mem_limit_used;
+	__u64 mem_limit_swap_room; /* what more it may swap; MODEL_NO_LIMIT: the host's */
+	enum model_limit_file mem_limit_file;
+	char mem_limit_cgroup[MODEL_PATH_LEN];
 	char *cmdline;
 	char *env; /* "NAME=value\0"...: the settings of gmt_proc_env */
 	size_t env_len;
@@ -221,7 +235,10 @@ struct model_proc {
 	unsigned int threads_created, children, children_followed;
 
 	struct series rss[MODEL_RSS_NR]; /* from kmem:rss_stat */
-	struct series vmrss;		 /* from /proc samples, bytes */
+	/* anonymous memory resident or swapped out (RssAnon + VmSwap): growth
+	 * that swap hides from RSS is still the heap's */
+	struct series anon_swap;
+	struct series vmrss; /* from /proc samples, bytes */
 	struct model_sample first_sample, last_sample;
 	unsigned int nr_samples;
 	__u64 vmrss_peak;
@@ -482,7 +499,7 @@ struct model {
 	__u64 bo_events;
 
 	bool meminfo_seen; /* the host's memory, at the last interval */
-	__u64 mem_total, mem_available;
+	__u64 mem_total, mem_available, swap_free;
 	struct model_nvml nvml[MODEL_NVML_DEVS]; /* each GPU's last NVML sample */
 	size_t nr_nvml;
 

@@ -243,6 +243,23 @@ static struct json_object *brk_json(const struct model_proc *p)
 	return o;
 }
 
+static struct json_object *mem_limit_json(const struct model_proc *p)
+{
+	static const char *const files[] = { [MODEL_LIMIT_V1_HARD] = "memory.limit_in_bytes",
+					     [MODEL_LIMIT_V2_MAX] = "memory.max",
+					     [MODEL_LIMIT_V2_HIGH] = "memory.high" };
+	struct json_object *o;
+
+	if (!p->mem_limit_ts)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "cgroup", str(p->mem_limit_cgroup));
+	add(o, "file", str(files[p->mem_limit_file]));
+	add(o, "limit_bytes", u64(p->mem_limit));
+	add(o, "used_bytes", u64(p->mem_limit_used));
+	return o;
+}
+
 static struct json_object *proc_json(const struct model *m, const struct model_proc *p,
 				     const struct report_opts *opts)
 {
@@ -253,6 +270,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "comm", str(p->comm));
 	add(o, "exe", str(p->exe));
 	add(o, "cgroup", p->cgroup[0] ? str(p->cgroup) : NULL);
+	add(o, "memory_limit", mem_limit_json(p));
 	add(o, "cmdline", str(p->cmdline));
 	add(o, "followed", json_object_new_boolean(p->followed));
 	add(o, "exited", json_object_new_boolean(p->exited));

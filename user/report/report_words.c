@@ -149,6 +149,21 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			   v[3] ? ": unless it levels off first, the process will be OOM-killed "
 				  "then" :
 				  "");
+	case M_RUNS_OUT_CGROUP:
+		return put(
+			buf, size, len,
+			" At this rate it reaches its cgroup's limit (%s of %s: %s, %s in use "
+			"now%s%s%s) after about %.0f more %s: %s.",
+			v[4] == MODEL_LIMIT_V2_HIGH ? "memory.high" :
+			v[4] == MODEL_LIMIT_V2_MAX  ? "memory.max" :
+						      "memory.limit_in_bytes",
+			x->s[0], B(a, v[0]), B(b, v[1]), v[5] > 0 ? "; then " : "",
+			v[5] > 0 ? B(c, v[5]) : "", v[5] > 0 ? " of swap" : "", v[2],
+			v[3] ? "requests" : "seconds",
+			v[4] == MODEL_LIMIT_V2_HIGH ?
+				"past it the kernel throttles the cgroup and reclaims its memory" :
+				"unless it levels off first, the kernel will OOM-kill it then, "
+				"whatever the host has free");
 	case M_TRY_HOST_STACKS:
 		return put(buf, size, len, " What to try: the stacks below allocate it.");
 	case M_TRY_API_STACKS:
@@ -260,9 +275,10 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			v[0], cache_from(v[1]), B(a, v[2]), v[3]);
 	case M_CACHE_OOM_FIRST:
 		return put(buf, size, len,
-			   "; that is %s more, and the machine has %s available: the process would "
-			   "be OOM-killed first, after about %.0f more requests",
-			   B(b, v[0]), B(d, v[1]), v[2]);
+			   "; that is %s more, and %s %s: the process would be OOM-killed first, "
+			   "after about %.0f more requests",
+			   B(b, v[0]), v[3] ? "its cgroup's limit leaves it" : "the machine has",
+			   B(d, v[1]), v[2]);
 	case M_CACHE_TRY_LOWER:
 		return put(buf, size, len,
 			   ". What to try: a lower --cache-ram bounds it (0 turns the cache off); "

@@ -17,6 +17,7 @@
 #include "collect.h"
 #include "drain.h"
 #include "procfs.h"
+#include "cgroup.h"
 #include "gpumemtrace.skel.h"
 #include "symbolize.h"
 #include "gpulib.h"
@@ -501,6 +502,16 @@ static void emit_meminfo(struct collect *c)
 	emit(c, &e.hdr);
 }
 
+/* the limit its cgroups set, where one does: growth ends there */
+static void emit_mem_limit(struct collect *c, __u32 pid)
+{
+	struct gmt_mem_limit l;
+
+	event__init(&l.hdr, GMT_EV_MEM_LIMIT, sizeof(l), event__now_ns(), pid);
+	if (!cgroup__mem_limit(pid, &l))
+		emit(c, &l.hdr);
+}
+
 static void emit_samples(struct collect *c)
 {
 	__u32 pids[MAX_PIDS];
@@ -511,6 +522,7 @@ static void emit_samples(struct collect *c)
 		pids[i] = c->pids[i].pid;
 		if (!read_status(c->pids[i].pid, &s))
 			emit(c, &s.hdr);
+		emit_mem_limit(c, c->pids[i].pid);
 		emit_drm_fdinfo(c, c->pids[i].pid);
 	}
 	emit_meminfo(c);

@@ -226,6 +226,15 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "swap_free_kb", u64(mi->swap_free_kb));
 		break;
 	}
+	case GMT_EV_MEM_LIMIT: {
+		const struct gmt_mem_limit *l = (const void *)e;
+
+		add(o, "limit", u64(l->limit));
+		add(o, "used", u64(l->used));
+		add(o, "file", u64(l->file));
+		add(o, "path", strn(l->path, sizeof(l->path)));
+		break;
+	}
 	case GMT_EV_NVML: {
 		const struct gmt_nvml *n = (const void *)e;
 

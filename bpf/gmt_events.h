@@ -24,23 +24,24 @@ enum gmt_type {
 	GMT_EV_MUNMAP = 11,
 	GMT_EV_MREMAP = 12,
 	GMT_EV_BRK = 13,
-	GMT_EV_LOST = 14,	/* user: cumulative failed ring-buffer reserves */
-	GMT_EV_STACK = 15,	/* user: stack id -> symbolized frames */
-	GMT_EV_END = 16,	/* user: why tracing stopped */
-	GMT_EV_GPU_CALL = 17,	/* a GPU API allocation call, free, map or query */
-	GMT_EV_GPU_DEVICE = 18, /* user: a device's memory types and heaps */
-	GMT_EV_BO = 19,		/* a kernel GPU buffer object created, moved or freed */
-	GMT_EV_DRM_FDINFO = 20, /* user: one DRM client's fdinfo memory counters */
-	GMT_EV_HTTP = 21,	/* a request line or a response's start or end */
-	GMT_EV_DECODE = 22,	/* llama_decode/llama_encode or an image encode returned */
-	GMT_EV_MEMINFO = 23,	/* user: the host's memory (/proc/meminfo), each interval */
-	GMT_EV_NVML = 24,	/* user: NVML's account of one GPU and the process on it */
-	GMT_EV_PROC_ENV = 25,	/* user: the target's settings from its environment */
-	GMT_EV_MAP_RSS = 26,	/* user: resident bytes of anonymous mappings (smaps) */
-	GMT_EV_USTACK = 27,	/* registers and a slice of the user stack, to unwind */
-	GMT_EV_TOUCH = 28,	/* a sampled first touch of anonymous memory */
-	GMT_EV_CGROUP = 29,	/* user: the process's cgroup (v2), at attach */
-	GMT_EV_MEM_LIMIT = 30,	/* user: its cgroup's memory limit and use, each interval */
+	GMT_EV_LOST = 14,	 /* user: cumulative failed ring-buffer reserves */
+	GMT_EV_STACK = 15,	 /* user: stack id -> symbolized frames */
+	GMT_EV_END = 16,	 /* user: why tracing stopped */
+	GMT_EV_GPU_CALL = 17,	 /* a GPU API allocation call, free, map or query */
+	GMT_EV_GPU_DEVICE = 18,	 /* user: a device's memory types and heaps */
+	GMT_EV_BO = 19,		 /* a kernel GPU buffer object created, moved or freed */
+	GMT_EV_DRM_FDINFO = 20,	 /* user: one DRM client's fdinfo memory counters */
+	GMT_EV_HTTP = 21,	 /* a request line or a response's start or end */
+	GMT_EV_DECODE = 22,	 /* llama_decode/llama_encode or an image encode returned */
+	GMT_EV_MEMINFO = 23,	 /* user: the host's memory (/proc/meminfo), each interval */
+	GMT_EV_NVML = 24,	 /* user: NVML's account of one GPU and the process on it */
+	GMT_EV_PROC_ENV = 25,	 /* user: the target's settings from its environment */
+	GMT_EV_MAP_RSS = 26,	 /* user: resident bytes of anonymous mappings (smaps) */
+	GMT_EV_USTACK = 27,	 /* registers and a slice of the user stack, to unwind */
+	GMT_EV_TOUCH = 28,	 /* a sampled first touch of anonymous memory */
+	GMT_EV_CGROUP = 29,	 /* user: the process's cgroup (v2), at attach */
+	GMT_EV_MEM_LIMIT = 30,	 /* user: its cgroup's memory limit and use, each interval */
+	GMT_EV_LLAMA_STATE = 31, /* llama.cpp copied a sequence's state out or in */
 	GMT_EV_MAX,
 };
 
@@ -560,6 +561,24 @@ enum gmt_decode_kind {
 	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
 	GMT_DEC_SYNC = 5,	/* llama_synchronize, at its return; in
 				 * llama-server at its entry (dur_ns 0) */
+	GMT_DEC_STATE_SAVE = 6, /* llama_state_seq_get_data_ext (GMT_EV_LLAMA_STATE) */
+	GMT_DEC_STATE_LOAD = 7, /* llama_state_seq_set_data_ext (GMT_EV_LLAMA_STATE) */
+};
+
+/* llama_state_seq_get_data_ext(ctx, dst, size, seq_id, flags), and its
+ * set_data_ext, at their entry. llama-server copies a slot's state out
+ * once for each prompt-cache entry it keeps (flags 0) and for each context
+ * checkpoint (GMT_LLAMA_STATE_PARTIAL): size is what that entry holds, by
+ * the server's own count; it copies one back in when a cached prompt is
+ * reused. Only the sizes leave the kernel, never the state. */
+#define GMT_LLAMA_STATE_PARTIAL 1 /* LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY */
+struct gmt_llama_state {
+	struct gmt_hdr hdr;
+	__u64 size;
+	__s32 seq;
+	__u32 flags; /* LLAMA_STATE_SEQ_FLAGS_* */
+	__u32 kind;  /* GMT_DEC_STATE_SAVE or _LOAD */
+	__u32 pad;
 };
 
 #define GMT_DECODE_SEQS 16 /* sequences told apart in one batch */

@@ -87,6 +87,27 @@ int llama_mark(struct pt_regs *ctx)
 	return 0;
 }
 
+/* llama_state_seq_{get,set}_data_ext(ctx, buf, size, seq_id, flags): the
+ * size of a prompt-cache entry or a context checkpoint, at the call's entry */
+SEC("uprobe")
+int llama_state(struct pt_regs *ctx)
+{
+	struct gmt_llama_state *e;
+
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = gmt_reserve(sizeof(*e), GMT_EV_LLAMA_STATE, GMT_SRC_DECODE);
+	if (!e)
+		return 0;
+	e->size = PT_REGS_PARM3(ctx);
+	e->seq = (__s32)PT_REGS_PARM4(ctx);
+	e->flags = (__u32)PT_REGS_PARM5(ctx);
+	e->kind = GMT_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
+	e->pad = 0;
+	gmt_submit(e);
+	return 0;
+}
+
 SEC("uprobe")
 int llama_enter(struct pt_regs *ctx)
 {

@@ -282,7 +282,33 @@ test_server_prompt_cache_fills_to_its_limit() {
 		"level since request $(jq .since_request <<<"$f"); the cache was full at request $full" ||
 		return 1
 	expect 'jq -e "(.reasons | index(\"cache_share\") != null) and .cache_ram_bytes == 40 * 1048576" <<<"$f" >/dev/null' \
-		"the verdict weighs the rise against the limit: $(jq -c '[.reasons, .cache_ram_bytes, .message]' <<<"$f")"
+		"the verdict weighs the rise against the limit: $(jq -c '[.reasons, .cache_ram_bytes, .message]' <<<"$f")" ||
+		return 1
+	check_state_saves || return 1
+	# the verdict cites them: entries of the size the server saved
+	echo "# $(jq -r '.evidence[] | select(startswith("llama-server stored"))' <<<"$f")"
+	expect 'jq -e "(.evidence_codes | index(\"cache_entries\")) != null and .cache_entries ==
+		$(jq .processes[0].llama_state.saves "$T/gmt.out")" <<<"$f" >/dev/null' \
+		"the entries in the verdict's evidence: $(jq -c '[.evidence_codes, .cache_entries]' <<<"$f")"
+}
+
+# the prompt-cache entries the tool saw the server save (its state-copy
+# calls) against the server's log: one "saving prompt" line an entry it
+# tried to keep, less those it skipped, each with its size in MiB
+check_state_saves() {
+	local tried skipped mib s
+	tried=$(grep -c 'saving prompt with length' "$T/server.log")
+	skipped=$(grep -c 'prompt is already in the cache, skipping\|exceeds cache size limit' "$T/server.log")
+	mib=$(grep -oP 'saving prompt with length [0-9]+, total state size = \K[0-9.]+' "$T/server.log" |
+		awk '{ s += $1 } END { printf "%.3f\n", s }')
+	s=$(jq -c .processes[0].llama_state "$T/gmt.out")
+	echo "# the server's log: $tried entries tried, $skipped skipped, $mib MiB; the tool: $s"
+	expect '[ "$(jqr .saves <<<"$s")" = $((tried - skipped)) ]' \
+		"$((tried - skipped)) entries kept by the log, $(jqr .saves <<<"$s") state copies seen" || return 1
+	[ "$skipped" = 0 ] || return 0
+	expect 'awk -v b="$(jqr .save_bytes <<<"$s")" -v m="$mib" -v n="$tried" \
+		"BEGIN { exit !(b / 1048576 - m < 0.0005 * n + 1e-9 && m - b / 1048576 < 0.0005 * n + 1e-9) }"' \
+		"their sizes: $(jqr .save_bytes <<<"$s") bytes, the log's $mib MiB"
 }
 
 # the default limit is far off: the growth goes on, and the verdict says
@@ -307,7 +333,9 @@ test_server_prompt_cache_projection() {
 		return 1
 	avail=$(awk '/MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
 	expect 'jq -e ".reasons | index(\"cache_oom_first\") != null" <<<"$f" >/dev/null' \
-		"64 GiB is more than the $avail bytes available: $(jq -c '[.reasons, .message]' <<<"$f")"
+		"64 GiB is more than the $avail bytes available: $(jq -c '[.reasons, .message]' <<<"$f")" ||
+		return 1
+	check_state_saves
 }
 
 # --cache-ram 0: nothing advises the cache

@@ -135,6 +135,8 @@ const char *findings__say_name(enum say code)
 		[E_VRAM_LEVELS] = "vram_levels",
 		[E_DECODE_RATES] = "decode_rates",
 		[E_EXITED] = "exited",
+		[E_CACHE_ENTRIES] = "cache_entries",
+		[E_CHECKPOINTS] = "checkpoints",
 	};
 
 	return code < SAY_NR && names[code] ? names[code] : "?";

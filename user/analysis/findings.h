@@ -117,6 +117,8 @@ enum say {
 	E_VRAM_LEVELS,	    /* v before end */
 	E_DECODE_RATES,	    /* v before n_before after n_after share */
 	E_EXITED,	    /* s how; v seconds serving */
+	E_CACHE_ENTRIES,    /* v saves min max total limit_mib fit (0: no limit) */
+	E_CHECKPOINTS,	    /* v count max total */
 	SAY_NR,
 };
 

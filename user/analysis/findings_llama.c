@@ -27,6 +27,12 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 		return;
 	}
 	more = ceil(left / step);
+	/* the server's own entries, where they were seen and none can have
+	 * been dropped yet: the cache holds what it saved, and fills by the
+	 * mean entry */
+	if (p->lstate.saves && (double)p->lstate.save_bytes < limit)
+		more = ceil((limit - p->lstate.save_bytes) /
+			    ((double)p->lstate.save_bytes / p->lstate.saves));
 	finding__num(f, "cache_full_bytes", base + limit);
 	finding__num(f, "requests_to_cache_full", more);
 	SAY(f, M_CACHE_LEVELS, NULL, c->cache_ram.v, c->cache_ram.from, base + limit, more);
@@ -39,6 +45,28 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
 }
 
+/* what the server's own state copies say: each prompt-cache entry it kept
+ * and each context checkpoint, sized by its calls, against --cache-ram */
+static void state_evidence(const struct model_proc *p, const struct llama_conf *c,
+			   struct finding *f)
+{
+	const struct model_llama_state *s = &p->lstate;
+	double fit = 0;
+
+	if (s->saves) {
+		if (c->cache_ram.v > 0)
+			fit = floor(c->cache_ram.v * MIB / s->save_max);
+		finding__num(f, "cache_entries", s->saves);
+		finding__num(f, "cache_entry_max_bytes", s->save_max);
+		EVIDENCE(f, E_CACHE_ENTRIES, NULL, s->saves, s->save_min, s->save_max,
+			 s->save_bytes, c->cache_ram.v > 0 ? c->cache_ram.v : 0, fit);
+	}
+	if (s->ckpts) {
+		finding__num(f, "checkpoints", s->ckpts);
+		EVIDENCE(f, E_CHECKPOINTS, NULL, s->ckpts, s->ckpt_max, s->ckpt_bytes);
+	}
+}
+
 bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct finding *f, bool bounded)
 {
@@ -47,6 +75,7 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
 
 	if (j->c.cls != CAT_HOST || !llama_conf__read(p, &c))
 		return false;
+	state_evidence(p, &c, f);
 	if (!c.cache_ram.v) {
 		SAY(f, M_CACHE_OFF, NULL, c.cache_ram.from);
 	} else if (c.cache_ram.v < 0) {

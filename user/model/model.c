@@ -807,6 +807,29 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		copy_str(p->cgroup, sizeof(p->cgroup), ((const struct gmt_cgroup *)e)->path,
 			 GMT_PATH_LEN);
 		break;
+	case GMT_EV_LLAMA_STATE: {
+		const struct gmt_llama_state *l = (const void *)e;
+		struct model_llama_state *s = &p->lstate;
+
+		if (l->kind == GMT_DEC_STATE_LOAD) {
+			s->loads++;
+			s->load_bytes += l->size;
+		} else if (l->flags & GMT_LLAMA_STATE_PARTIAL) {
+			s->ckpts++;
+			s->ckpt_bytes += l->size;
+			if (l->size > s->ckpt_max)
+				s->ckpt_max = l->size;
+		} else {
+			if (!s->saves || l->size < s->save_min)
+				s->save_min = l->size;
+			if (l->size > s->save_max)
+				s->save_max = l->size;
+			s->saves++;
+			s->save_bytes += l->size;
+			s->save_last = l->size;
+		}
+		break;
+	}
 	case GMT_EV_MEM_LIMIT: {
 		const struct gmt_mem_limit *l = (const void *)e;
 

@@ -34,6 +34,15 @@ enum model_kind {
 };
 /* the kernel's RSS counters */
 enum model_rss { MODEL_RSS_FILE, MODEL_RSS_ANON, MODEL_RSS_SWAP, MODEL_RSS_SHMEM, MODEL_RSS_NR };
+/* llama.cpp's own copies of a sequence's state, by its calls: in
+ * llama-server whole states are prompt-cache entries, partial ones context
+ * checkpoints, and loads the reuse of a cached prompt */
+struct model_llama_state {
+	__u64 saves, save_bytes, save_min, save_max, save_last;
+	__u64 ckpts, ckpt_bytes, ckpt_max;
+	__u64 loads, load_bytes;
+};
+
 #define MODEL_NO_LIMIT (1ull << 62)
 /* which cgroup file set a memory limit */
 enum model_limit_file {
@@ -221,6 +230,7 @@ struct model_proc {
 	 * and their ancestors, the one with the least room; mem_limit_ts 0: none */
 	__u64 mem_limit_ts, mem_limit, mem_limit_used;
 	__u64 mem_limit_swap_room; /* what more it may swap; MODEL_NO_LIMIT: the host's */
+	struct model_llama_state lstate;
 	enum model_limit_file mem_limit_file;
 	char mem_limit_cgroup[MODEL_PATH_LEN];
 	char *cmdline;

@@ -260,6 +260,27 @@ static struct json_object *mem_limit_json(const struct model_proc *p)
 	return o;
 }
 
+/* llama.cpp's own state copies: llama-server's prompt-cache entries and
+ * context checkpoints, as its calls sized them */
+static struct json_object *llama_state_json(const struct model_llama_state *s)
+{
+	struct json_object *o;
+
+	if (!s->saves && !s->ckpts && !s->loads)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "saves", u64(s->saves));
+	add(o, "save_bytes", u64(s->save_bytes));
+	add(o, "save_min_bytes", s->saves ? u64(s->save_min) : NULL);
+	add(o, "save_max_bytes", s->saves ? u64(s->save_max) : NULL);
+	add(o, "checkpoints", u64(s->ckpts));
+	add(o, "checkpoint_bytes", u64(s->ckpt_bytes));
+	add(o, "checkpoint_max_bytes", s->ckpts ? u64(s->ckpt_max) : NULL);
+	add(o, "loads", u64(s->loads));
+	add(o, "load_bytes", u64(s->load_bytes));
+	return o;
+}
+
 static struct json_object *proc_json(const struct model *m, const struct model_proc *p,
 				     const struct report_opts *opts)
 {
@@ -271,6 +292,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "exe", str(p->exe));
 	add(o, "cgroup", p->cgroup[0] ? str(p->cgroup) : NULL);
 	add(o, "memory_limit", mem_limit_json(p));
+	add(o, "llama_state", llama_state_json(&p->lstate));
 	add(o, "cmdline", str(p->cmdline));
 	add(o, "followed", json_object_new_boolean(p->followed));
 	add(o, "exited", json_object_new_boolean(p->exited));

@@ -469,6 +469,21 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 	case E_EXITED:
 		return put(buf, size, len, "%s at %.2f s (%s)", x->s[0], v[0],
 			   v[1] ? "while serving" : "during start-up");
+	case E_CACHE_ENTRIES:
+		len = put(buf, size, len,
+			  "llama-server stored %.0f prompt-cache entr%s of %s%s%s (%s in all, by "
+			  "its own state copies)",
+			  v[0], v[0] == 1 ? "y" : "ies", B(a, v[1]), v[2] > v[1] ? " to " : "",
+			  v[2] > v[1] ? B(b, v[2]) : "", B(c, v[3]));
+		if (v[4] > 0)
+			len = put(buf, size, len, "; --cache-ram %.0f MiB holds %.0f of %s at once",
+				  v[4], v[5], v[1] == v[2] ? "them" : "the largest");
+		return len;
+	case E_CHECKPOINTS:
+		return put(buf, size, len,
+			   "llama-server made %.0f context checkpoint%s of up to %s (%s in all), "
+			   "kept with the slot's prompt",
+			   v[0], v[0] == 1 ? "" : "s", B(a, v[1]), B(b, v[2]));
 	case SAY_NONE:
 	case SAY_NR:
 		break;

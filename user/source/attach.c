@@ -300,7 +300,7 @@ static const struct group groups[] = {
 	{ "uprobes:gpu",
 	  "GPU API allocations, llama.cpp decode calls",
 	  gpu_missing,
-	  { "gpu_enter", "gpu_return", "llama_enter", "llama_return", "llama_mark" },
+	  { "gpu_enter", "gpu_return", "llama_enter", "llama_return", "llama_mark", "llama_state" },
 	  true,
 	  NULL },
 	{ "syscalls:http",

@@ -952,6 +952,7 @@ static void start_gpu(struct collect *c)
 		.llama_enter = attach__skel(c->a)->progs.llama_enter,
 		.llama_ret = attach__skel(c->a)->progs.llama_return,
 		.llama_mark = attach__skel(c->a)->progs.llama_mark,
+		.llama_state = attach__skel(c->a)->progs.llama_state,
 		.sink = c->o->sink,
 		.ctx = c->o->ctx,
 	};

@@ -34,6 +34,8 @@ static const struct {
 	{ "llama_decode", GMT_DEC_DECODE, R_LLAMA },
 	{ "llama_encode", GMT_DEC_ENCODE, R_LLAMA },
 	{ "llama_synchronize", GMT_DEC_SYNC, R_LLAMA },
+	{ "llama_state_seq_get_data_ext", GMT_DEC_STATE_SAVE, R_LLAMA },
+	{ "llama_state_seq_set_data_ext", GMT_DEC_STATE_LOAD, R_LLAMA },
 	{ "mtmd_encode_chunk", GMT_DEC_IMAGE, R_MTMD },
 	{ "mtmd_helper_eval_chunk_single", GMT_DEC_IMAGE_EVAL, R_MTMD },
 };
@@ -235,6 +237,8 @@ static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned i
 
 	if (func == 0x8000 + GMT_DEC_SYNC && sync_entry)
 		return attach_entry(g, g->o.llama_mark, path, off, GMT_DEC_SYNC);
+	if (func == 0x8000 + GMT_DEC_STATE_SAVE || func == 0x8000 + GMT_DEC_STATE_LOAD)
+		return attach_entry(g, g->o.llama_state, path, off, func - 0x8000);
 	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
 		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
 	if (gpuprobes__cookie(func, &cookie))

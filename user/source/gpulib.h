@@ -21,6 +21,7 @@ struct gpulib_opts {
 	struct bpf_program *enter, *ret; /* GPU API calls */
 	struct bpf_program *llama_enter, *llama_ret; /* llama.cpp's decode calls */
 	struct bpf_program *llama_mark;		     /* those timed by their entry */
+	struct bpf_program *llama_state;	     /* its state copies: their sizes */
 	gmt_sink_fn sink;			     /* PROBE and GPU_DEVICE records go here */
 	void *ctx;
 };

@@ -226,6 +226,15 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "swap_free_kb", u64(mi->swap_free_kb));
 		break;
 	}
+	case GMT_EV_LLAMA_STATE: {
+		const struct gmt_llama_state *l = (const void *)e;
+
+		add(o, "kind", u64(l->kind));
+		add(o, "size", u64(l->size));
+		add(o, "seq", i64(l->seq));
+		add(o, "flags", u64(l->flags));
+		break;
+	}
 	case GMT_EV_MEM_LIMIT: {
 		const struct gmt_mem_limit *l = (const void *)e;
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/vm/kernel.sh 6.1|6.12: the path of a Debian kernel image to boot under
 # QEMU, downloaded with apt-get at test time into tests/vm/cache (git-ignored,
-# kept between runs). 6.1 comes from bookworm, 6.12 from bookworm-security.
+# kept between runs). 6.1 comes from bookworm, 6.12 from bookworm-security
+# (through a list of its own where the machine's sources lack it).
 set -eu
 cache=$(cd "$(dirname "$0")" && pwd)/cache
 case $1 in
@@ -12,18 +13,34 @@ case $1 in
 	exit 2
 	;;
 esac
-newest() { apt-cache search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -1; }
+opts=()
+newest() { apt-cache "${opts[@]}" search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -1; }
 pkg=$(newest)
 if [ -z "$pkg" ]; then
 	apt-get update -qq >&2
 	pkg=$(newest)
 fi
+# a machine whose sources lack Debian 12's security suite (a debootstrap
+# root lists bookworm alone): apt with a list of its own, kept in the cache,
+# the machine's own configuration left as it is
+if [ -z "$pkg" ]; then
+	mkdir -p "$cache/apt/lists/partial"
+	printf '%s\n' "deb http://deb.debian.org/debian bookworm main" \
+		"deb http://deb.debian.org/debian-security bookworm-security main" >"$cache/apt/sources.list"
+	opts=(-o "Dir::Etc::SourceList=$cache/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o "Dir::State::Lists=$cache/apt/lists")
+	pkg=$(newest)
+	if [ -z "$pkg" ]; then
+		apt-get "${opts[@]}" update -qq >&2
+		pkg=$(newest)
+	fi
+fi
 [ -n "$pkg" ] || { echo "no package matches $re" >&2; exit 1; }
 dir=$cache/$pkg
 if [ ! -d "$dir/boot" ]; then
 	mkdir -p "$cache/dl"
-	(cd "$cache/dl" && apt-get download -q "$pkg" >&2 2>/dev/null ||
-		{ apt-get update -qq && apt-get download -q "$pkg"; } >&2)
+	(cd "$cache/dl" && apt-get "${opts[@]}" download -q "$pkg" >&2 2>/dev/null ||
+		{ apt-get "${opts[@]}" update -qq && apt-get "${opts[@]}" download -q "$pkg"; } >&2)
 	rm -rf "$dir.tmp"
 	dpkg-deb -x "$cache"/dl/"${pkg}"_*.deb "$dir.tmp"
 	rm -f "$cache"/dl/"${pkg}"_*.deb

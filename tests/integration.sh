@@ -1528,7 +1528,7 @@ test_helper_finds_a_driver_in_the_target_root() {
 # essential set (tests/commands.py, by shfmt's parse of each script); a
 # command nothing installs is named. A planted script that calls one that
 # deps.sh leaves out (debootstrap, which only tests/fresh-debian.sh needs
-# and installs itself) is caught.
+# and installs itself) is caught, whether this machine has it or not.
 test_deps_install_every_command_the_tests_call() {
 	local files=()
 	for f in "$ROOT"/tests/*.sh "$ROOT"/tests/vm/*.sh "$ROOT"/tools/*.sh; do
@@ -1543,7 +1543,7 @@ test_deps_install_every_command_the_tests_call() {
 		return 1
 	printf 'f() { debootstrap --variant=minbase bookworm "$1"; }\n' >"$T/planted.sh"
 	expect '! python3 "$ROOT/tests/commands.py" "$T/planted.sh" >"$T/planted" 2>&1 &&
-		grep -q "planted.sh:1 (debootstrap) calls debootstrap" "$T/planted"' \
+		grep -q "planted.sh:1 .*calls debootstrap" "$T/planted"' \
 		'@the planted call named: $(cat "$T/planted")'
 }
 

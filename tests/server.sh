@@ -314,6 +314,39 @@ check_state_saves() {
 		"their sizes: $(jqr .save_bytes <<<"$s") bytes, the log's $mib MiB"
 }
 
+# Field report 2's fix, in small: entries of about 31 MiB (1,900-token
+# prompts, 8 layers of 512), --cache-ram 64 holds two, 16 requests. Each
+# new entry is allocated before the oldest goes, so the heap swings by an
+# entry and its shape says "steady"; the server's own state copies say its
+# cache is full and drops one a request. The verdict: a full, bounded
+# cache, holding what the server's log says it holds, at the level /proc
+# gives.
+test_server_full_cache_of_two_large_entries() {
+	need_llama_server || return 1
+	local f anon held made_room
+	TINY_ARGS="--embd 512 --layers 8 --ctx 4096" start_server -np 1 -c 4096 -t 1 -lv 4 \
+		--cache-ram 64 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 16 --tokens 4 --spread 0 --words 270 \
+		--stream no >"$T/client.json" || return 1
+	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
+	stop_server
+	wait_tracer || return 1
+	held=$(grep -oP 'cache state: \K[0-9]+(?= prompts)' "$T/server.log" | tail -1)
+	made_room=$(grep -c 'making room for prompt cache entry' "$T/server.log")
+	echo "# the server's log: $made_room entries dropped to make room, $held held at the end"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$made_room" -gt 0 ] && [ "$(jqr .kind <<<"$f")" = bounded_cache ] &&
+		[ "$(jqr .reasons[0] <<<"$f")" = cache_full ]' \
+		"a full cache, not steady: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
+	expect '[ "$(jqr .cache_entries_fit <<<"$f")" = "$held" ]' \
+		"it holds $(jqr .cache_entries_fit <<<"$f") entries, the server's log says $held" || return 1
+	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
+		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1
+	check_state_saves
+}
+
 # the default limit is far off: the growth goes on, and the verdict says
 # where the cache would stop it and after how many more requests, from the
 # entry size; with a limit bigger than the machine's memory (64 GiB here),

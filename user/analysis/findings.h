@@ -71,6 +71,7 @@ enum say {
 	M_CACHE_OOM_FIRST, /* v more available requests by_cgroup */
 	M_CACHE_TRY_LOWER,
 	M_CACHE_SHARE, /* v rise percent mib from over */
+	M_CACHE_FULL,  /* s where; v first last saves fit mib from */
 	/* allocation failures (findings_gpu.c) */
 	M_FAILED, /* s call result role; v size type heap heap_bytes device_local seconds times live
 		   */

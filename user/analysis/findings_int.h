@@ -52,5 +52,10 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
  * sentences, said to f); false when not llama-server */
 bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct finding *f, bool bounded);
+/* a host level that ended well above its start while llama-server stored
+ * more prompt-cache entries than --cache-ram holds: a full cache, whatever
+ * the shape (its sentences, said to f); false when that is not so */
+bool findings__llama_cache_full(const struct model_proc *p, const struct judged *j,
+				struct finding *f);
 
 #endif

@@ -67,6 +67,32 @@ static void state_evidence(const struct model_proc *p, const struct llama_conf *
 	}
 }
 
+bool findings__llama_cache_full(const struct model_proc *p, const struct judged *j,
+				struct finding *f)
+{
+	const struct model_llama_state *s = &p->lstate;
+	struct llama_conf c;
+	double limit, rise;
+
+	if (j->c.cls != CAT_HOST || !s->saves || !llama_conf__read(p, &c) || c.cache_ram.v <= 0)
+		return false;
+	limit = c.cache_ram.v * MIB;
+	rise = j->y[j->n - 1] - j->y[0];
+	/* more entries than it can ever hold at once: it has dropped some to
+	 * make room (each new one is allocated before the oldest goes, so the
+	 * level swings by an entry and its shape alone says "steady") */
+	if (s->saves <= floor(limit / s->save_min) || rise < j->material)
+		return false;
+	finding__num(f, "cache_ram_bytes", limit);
+	finding__num(f, "cache_entries_fit", floor(limit / s->save_max));
+	SAY(f, M_CACHE_FULL, SAY_S(j->c.text), j->y[0], j->y[j->n - 1], s->saves,
+	    floor(limit / s->save_max), c.cache_ram.v, c.cache_ram.from);
+	SAY(f, M_CACHE_SHARE, NULL, rise, 100 * rise / limit, c.cache_ram.v, c.cache_ram.from,
+	    rise > 1.25 * limit);
+	state_evidence(p, &c, f);
+	return true;
+}
+
 bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct finding *f, bool bounded)
 {

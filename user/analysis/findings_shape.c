@@ -414,6 +414,15 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			SAY(f, M_STEP_TIME, SAY_S(j->c.text), j->r.step_size, f->since_s);
 		break;
 	default:
+		/* llama-server's own calls say its prompt cache filled and drops
+		 * entries: a bounded cache, which a level swinging by an entry
+		 * hides from the shape */
+		if (findings__llama_cache_full(p, j, f)) {
+			f->kind = F_BOUNDED;
+			f->ceiling = j->y[j->n - 1];
+			attribute(m, p, j, from, j->ts[j->n - 1], f);
+			break;
+		}
 		steady_message(j, f);
 		break;
 	}

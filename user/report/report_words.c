@@ -283,6 +283,13 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 		return put(buf, size, len,
 			   ". What to try: a lower --cache-ram bounds it (0 turns the cache off); "
 			   "growth past the limit is not the cache.");
+	case M_CACHE_FULL:
+		return put(buf, size, len,
+			   "%s rose from %s to %s and held there: llama-server's prompt cache is "
+			   "full. It stored %.0f entries (its own state copies), and --cache-ram "
+			   "%.0f MiB (%s) holds %.0f of them at once, so it drops the oldest for "
+			   "each new one: a bounded cache, not a leak.",
+			   x->s[0], B(a, v[0]), B(b, v[1]), v[2], v[4], cache_from(v[5]), v[3]);
 	case M_CACHE_SHARE:
 		return put(buf, size, len,
 			   " It rose by %s, %.0f%% of what llama-server's prompt cache may hold "

@@ -95,6 +95,7 @@ const char *findings__say_name(enum say code)
 		[M_CACHE_TRY_LOWER] = "cache_try_lower",
 		[M_CACHE_SHARE] = "cache_share",
 		[M_CACHE_FULL] = "cache_full",
+		[M_CACHE_FILLING] = "cache_filling",
 		[M_FAILED] = "failed",
 		[M_FAILED_ROLES] = "failed_roles",
 		[M_FAILED_STACKS] = "failed_stacks",

@@ -70,8 +70,9 @@ enum say {
 	M_CACHE_LEVELS,	   /* v mib from bytes requests */
 	M_CACHE_OOM_FIRST, /* v more available requests by_cgroup */
 	M_CACHE_TRY_LOWER,
-	M_CACHE_SHARE, /* v rise percent mib from over */
-	M_CACHE_FULL,  /* s where; v first last saves fit mib from */
+	M_CACHE_SHARE,	 /* v rise percent mib from over */
+	M_CACHE_FULL,	 /* s where; v first last saves fit mib from */
+	M_CACHE_FILLING, /* s where; v step saves mean total mib from ceiling more */
 	/* allocation failures (findings_gpu.c) */
 	M_FAILED, /* s call result role; v size type heap heap_bytes device_local seconds times live
 		   */
@@ -195,8 +196,10 @@ void finding__say(struct finding *f, enum say code, const char *const s[SAY_STRS
 		  size_t nv);
 void finding__evidence(struct finding *f, enum say code, const char *const s[SAY_STRS],
 		       const double *v, size_t nv);
-#define SAY_V(...) \
-	(const double[]){ __VA_ARGS__ }, sizeof((double[]){ __VA_ARGS__ }) / sizeof(double)
+/* more than SAY_VALUES values is an error at compile time (excess elements) */
+#define SAY_V(...)                                 \
+	(const double[SAY_VALUES]){ __VA_ARGS__ }, \
+		sizeof((double[]){ __VA_ARGS__ }) / sizeof(double)
 #define SAY_S(...)                    \
 	(const char *const[SAY_STRS]) \
 	{                             \

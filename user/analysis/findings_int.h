@@ -57,5 +57,10 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
  * the shape (its sentences, said to f); false when that is not so */
 bool findings__llama_cache_full(const struct model_proc *p, const struct judged *j,
 				struct finding *f);
+/* host growth over requests that llama-server's prompt-cache entries
+ * account for, while the cache is still filling: where and when it stops
+ * (its sentences, said to f); false when that is not so */
+bool findings__llama_cache_filling(const struct model *m, const struct model_proc *p,
+				   const struct judged *j, struct finding *f);
 
 #endif

@@ -93,6 +93,42 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	return true;
 }
 
+bool findings__llama_cache_filling(const struct model *m, const struct model_proc *p,
+				   const struct judged *j, struct finding *f)
+{
+	const struct model_llama_state *s = &p->lstate;
+	struct llama_conf c;
+	double limit, rise, step, mean, more, room;
+	const char *what;
+
+	if (j->c.cls != CAT_HOST || !j->per_request || s->saves < 3 || !llama_conf__read(p, &c) ||
+	    c.cache_ram.v <= 0)
+		return false;
+	limit = c.cache_ram.v * MIB;
+	rise = j->y[j->n - 1] - j->y[0];
+	step = judged__per_unit(j, j->r.slope);
+	mean = (double)s->save_bytes / s->saves;
+	/* still filling: nothing dropped yet, and the entries hold most of
+	 * the rise (growth well past them is something else's: a leak) */
+	if ((double)s->save_bytes >= limit || rise <= 0 || (double)s->save_bytes < 0.67 * rise ||
+	    step <= 0)
+		return false;
+	more = ceil((limit - s->save_bytes) / mean);
+	finding__num(f, "cache_ram_bytes", limit);
+	finding__num(f, "cache_full_bytes", j->y[j->n - 1] + (limit - s->save_bytes));
+	finding__num(f, "requests_to_cache_full", more);
+	f->ceiling = j->y[j->n - 1] + (limit - s->save_bytes);
+	SAY(f, M_CACHE_FILLING, SAY_S(j->c.text), step, s->saves, mean, s->save_bytes,
+	    c.cache_ram.v, c.cache_ram.from, f->ceiling, more);
+	/* what the process may still use: its cgroup's limit, or the host's */
+	if (category__host_room(m, p, &room, &what) && limit - s->save_bytes > room)
+		SAY(f, M_CACHE_OOM_FIRST, NULL, limit - s->save_bytes, room, floor(room / step),
+		    what == category_cgroup_limit);
+	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
+	state_evidence(p, &c, f);
+	return true;
+}
+
 bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct finding *f, bool bounded)
 {

@@ -373,6 +373,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		if (j->c.cls == CAT_HOST)
 			host_vs_gpu(all, nall, f);
+		/* llama-server's own calls say its prompt cache is filling */
+		if (findings__llama_cache_filling(m, p, j, f)) {
+			f->kind = F_BOUNDED;
+			break;
+		}
 		leak_message(m, p, j, &say, f);
 		break;
 	case SHAPE_BOUNDED:
@@ -400,6 +405,10 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		break;
 	case SHAPE_GROWING:
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		if (findings__llama_cache_filling(m, p, j, f)) {
+			f->kind = F_BOUNDED;
+			break;
+		}
 		growing_message(j, f);
 		break;
 	case SHAPE_STEP:

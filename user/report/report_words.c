@@ -283,6 +283,16 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 		return put(buf, size, len,
 			   ". What to try: a lower --cache-ram bounds it (0 turns the cache off); "
 			   "growth past the limit is not the cache.");
+	case M_CACHE_FILLING:
+		return put(buf, size, len,
+			   "%s grows by %s per request as llama-server's prompt cache fills: it "
+			   "stored %.0f entries of about %s (its own state copies), %s in all, "
+			   "%.1f%% of what --cache-ram %.0f MiB (%s) lets it hold. At this rate it "
+			   "is full at about %s after about %.0f more requests: a bounded cache, "
+			   "not a leak",
+			   x->s[0], B(a, v[0]), v[1], B(b, v[2]), B(c, v[3]),
+			   v[4] > 0 ? 100 * v[3] / (v[4] * 1048576) : 0, v[4], cache_from(v[5]),
+			   B(d, v[6]), v[7]);
 	case M_CACHE_FULL:
 		return put(buf, size, len,
 			   "%s rose from %s to %s and held there: llama-server's prompt cache is "

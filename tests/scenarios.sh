@@ -208,3 +208,29 @@ test_scenario_files_replay_identically() {
 		expect 'cmp -s "$T/a.json" "$T/b.json"' "$s replays the same" || return 1
 	done
 }
+
+# the prompt cache filling toward --cache-ram 8192, each entry sized by the
+# server's own state copy: a bounded cache filling, not a leak, full after
+# as many more requests as the entries say
+test_scenario_cache_filling_is_not_a_leak() {
+	for seed in $SEEDS; do
+		scenario cache-filling "$seed" || return 1
+		check 'f("leak"; "host_anon") | length == 0' "no leak" || return 1
+		check 'f("bounded_cache"; "host_anon") | length == 1 and .[0].reasons[0] == "cache_filling"' \
+			"the cache filling" || return 1
+		check 'f("bounded_cache"; "host_anon")[0] | near(.requests_to_cache_full;
+			($e[0].limit_bytes - $e[0].saved_bytes) / ($e[0].saved_bytes / $e[0].requests); 0.02)' \
+			"full after as many requests as its entries say" || return 1
+	done
+}
+
+# the same with half an entry a request more that is never given back: the
+# entries do not account for the growth, so it is a leak, at the whole rate
+test_scenario_cache_and_leak_is_a_leak() {
+	for seed in $SEEDS; do
+		scenario cache-and-leak "$seed" || return 1
+		check 'f("leak"; "host_anon") | length == 1' "a leak, not the cache filling" || return 1
+		check 'f("leak"; "host_anon")[0] | near(.bytes_per_request; $e[0].step_bytes + $e[0].leak_bytes; 0.1)' \
+			"at the entries' and the leak's rate together" || return 1
+	done
+}

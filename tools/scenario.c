@@ -634,10 +634,64 @@ static void control(struct gen *g, double noise_frac, int warm)
 	end(g, GMT_END_SIGNAL);
 }
 
+/* the prompt cache filling toward --cache-ram 8192 as the real server fills
+ * it: each entry's size comes in its own state copy (llama_state_seq_get_
+ * data_ext); with `leak`, half an entry a request more, from another stack,
+ * is never given back */
+struct filling {
+	struct cache c;
+	double leak, saved;
+	__u32 leak_stack;
+};
+
+static void state_save(struct gen *g, double bytes)
+{
+	struct gmt_llama_state *s = rec(g, GMT_EV_LLAMA_STATE, sizeof(*s), PID);
+
+	s->size = (__u64)bytes;
+	s->kind = GMT_DEC_STATE_SAVE;
+	put(g);
+}
+
+static void fill_put(struct gen *g, void *arg)
+{
+	struct filling *f = arg;
+
+	cache_put(g, &f->c);
+	state_save(g, f->c.size[f->c.n - 1]);
+	f->saved += (__u64)f->c.size[f->c.n - 1];
+	if (f->leak > 0)
+		host_alloc(g, jitter(g, f->leak, 0.05), f->leak_stack);
+}
+
+static void cache_filling(struct gen *g, bool leak)
+{
+	struct filling f = { .c = { .jit = 0.05 } };
+	int n, i;
+
+	server_start(g, "llama-server -m model.gguf --cache-ram 8192", 0);
+	f.c.step = jitter(g, 40 * MiB, 0.5);
+	f.c.stack_id = stack(g, 5, cache_stack);
+	f.leak_stack = stack(g, 4, churn_stack);
+	f.leak = leak ? f.c.step / 2 : 0;
+	n = (int)uniform(g, 15, 30);
+	g->avail = 48 * GiB;
+	meminfo(g);
+	for (i = 0; i < n; i++)
+		request(g, (__u32)uniform(g, 20, 3000), (__u32)uniform(g, 16, 64),
+			jitter(g, 20, 0.2), fill_put, &f);
+	expect(g, "requests", n);
+	expect(g, "step_bytes", f.c.step);
+	expect(g, "leak_bytes", f.leak);
+	expect(g, "saved_bytes", f.saved);
+	expect(g, "limit_bytes", 8192 * MiB);
+	end(g, GMT_END_SIGNAL);
+}
+
 static const char *const names[] = {
-	"host-cache",	"fixed-step-cache", "fixed-step-leak", "eviction",
-	"graph-growth", "startup-oom",	    "steady",	       "warmup",
-	"noisy",	"cache-fills",	    "eviction-back",
+	"host-cache",	 "fixed-step-cache", "fixed-step-leak", "eviction", "graph-growth",
+	"startup-oom",	 "steady",	     "warmup",		"noisy",    "cache-fills",
+	"eviction-back", "cache-filling",    "cache-and-leak",
 };
 
 int main(int argc, char **argv)
@@ -711,6 +765,12 @@ int main(int argc, char **argv)
 		break;
 	case 10:
 		eviction(g, true);
+		break;
+	case 11:
+		cache_filling(g, false);
+		break;
+	case 12:
+		cache_filling(g, true);
 		break;
 	}
 	if (g->expect)

@@ -110,7 +110,7 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 	mean = (double)s->save_bytes / s->saves;
 	/* still filling: nothing dropped yet, and the entries hold most of
 	 * the rise (growth well past them is something else's: a leak) */
-	if ((double)s->save_bytes >= limit || rise <= 0 || (double)s->save_bytes < 0.67 * rise ||
+	if ((double)s->save_bytes >= limit || rise <= 0 || (double)s->save_bytes < 0.8 * rise ||
 	    step <= 0)
 		return false;
 	more = ceil((limit - s->save_bytes) / mean);

@@ -54,6 +54,15 @@ drive() {
 	wait_tracer
 }
 
+# drive_anon ARGS...: as drive, with the server's RssAnon (/proc) in ANON
+# just before it stops, the truth for the host heap's last level
+drive_anon() {
+	python3 "$ROOT/tests/llama/client.py" "$PORT" "$@" >"$T/client.json" || return 1
+	ANON=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
+	stop_server
+	wait_tracer
+}
+
 # compare [FLAGS]: the report against the client and the server's figures
 compare() {
 	local out
@@ -253,11 +262,8 @@ test_server_prompt_cache_fills_to_its_limit() {
 	TINY_ARGS=$CACHE_MODEL LLAMA_ARG_CACHE_RAM=40 start_server -np 1 -c 4096 -t 1 -lv 4 ||
 		return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 26 --tokens 4 --spread 0 --words 200 \
-		--stream no >"$T/client.json" || return 1
-	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
-	stop_server
-	wait_tracer || return 1
+	drive_anon --requests 26 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	anon=$ANON
 	expect '[ "$(jqr .processes[0].llama_server.cache_ram_mib "$T/gmt.out")" = 40 ] &&
 		[ "$(jqr .processes[0].llama_server.cache_ram_from "$T/gmt.out")" = LLAMA_ARG_CACHE_RAM ]' \
 		"the setting read: $(jq -c .processes[0].llama_server "$T/gmt.out")" || return 1
@@ -327,11 +333,8 @@ test_server_full_cache_of_two_large_entries() {
 	TINY_ARGS="--embd 512 --layers 8 --ctx 4096" start_server -np 1 -c 4096 -t 1 -lv 4 \
 		--cache-ram 64 || return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 16 --tokens 4 --spread 0 --words 270 \
-		--stream no >"$T/client.json" || return 1
-	anon=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
-	stop_server
-	wait_tracer || return 1
+	drive_anon --requests 16 --tokens 4 --spread 0 --words 270 --stream no || return 1
+	anon=$ANON
 	held=$(grep -oP 'cache state: \K[0-9]+(?= prompts)' "$T/server.log" | tail -1)
 	made_room=$(grep -c 'making room for prompt cache entry' "$T/server.log")
 	echo "# the server's log: $made_room entries dropped to make room, $held held at the end"

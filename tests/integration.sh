@@ -538,16 +538,33 @@ vm_kernel_check() {
 gpumemtrace --json -i 0.2 -- workload --steps 8 --step-mib 16 --out /tmp/wl.json >/tmp/r.json 2>/tmp/err
 echo "=== rc $?"
 sed 's/^/# guest: /' /tmp/err
+# cgroup v2, with the memory controller (the development VM's is on v1): a
+# leak in a cgroup whose memory.max is 512 MiB
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup &&
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/lim &&
+	echo 536870912 >/sys/fs/cgroup/lim/memory.max &&
+	gpumemtrace -q --json -i 0.2 -- sh -c 'echo $$ >/sys/fs/cgroup/lim/cgroup.procs && exec workload --steps 20 --step-mib 4 --step-ms 100 --out /dev/null' >/tmp/cg.json
+echo "=== cgroup rc $?"
 echo "=== workload"
 cat /tmp/wl.json
+echo "=== cgroup"
+cat /tmp/cg.json
 echo "=== report"
 cat /tmp/r.json
 GUEST
 	"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
 	expect 'grep -q "^=== rc 0" "$T/console"' "gpumemtrace ran in the guest: $(grep -v '^ ' "$T/console" | head -5)" ||
 		return 1
-	sed -n '/^=== workload/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
+	sed -n '/^=== workload/,/^=== cgroup$/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
+	sed -n '/^=== cgroup$/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/cg.json"
 	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$T/r.json"
+	# cgroup v2: the leak reaches memory.max of /lim first
+	expect 'grep -q "^=== cgroup rc 0" "$T/console" &&
+		[ "$(jq -c "[.processes[0].memory_limit | .cgroup, .file, .limit_bytes]" "$T/cg.json")" = "[\"/lim\",\"memory.max\",536870912]" ] &&
+		jq -e "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")][0].reasons |
+			index(\"runs_out_cgroup\") != null" "$T/cg.json" >/dev/null' \
+		"on cgroup v2, the leak reaches memory.max: $(grep "^=== cgroup rc" "$T/console"; jq -c "[.processes[0].memory_limit, [.findings[] | [.kind, .category, .reasons]]]" "$T/cg.json" 2>&1 | head -c 600)" ||
+		return 1
 	# the GPU API libraries, DRM modules and NVIDIA's driver are absent from
 	# this guest: said so, and skipped (test_vm_ttm_* loads the modules)
 	local absent='.name == "vulkan" or .name == "cuda" or .name == "hip" or .name == "nvml" or

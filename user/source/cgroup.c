@@ -94,7 +94,7 @@ static bool cgroup_path(__u32 pid, bool v2, char *out, size_t size)
 		if (!path)
 			continue;
 		*path++ = 0;
-		ctl++;
+		*ctl++ = 0;
 		if (v2 ? strcmp(line, "0") || *ctl : !strstr(ctl, "memory"))
 			continue;
 		/* the kernel writes it; still, no way up and out of the hierarchy */

@@ -648,6 +648,34 @@ static void test_model_exec_resets(void)
 	model__free(m);
 }
 
+/* -p, and the pid taken by another program as soon as the target exits:
+ * that program's exec and memory are not the target's (it once reset the
+ * target's series, and its report had no anonymous RSS at all) */
+static void test_model_pid_taken_after_exit(void)
+{
+	struct model *m = model__new();
+	struct gmt_exit ex;
+	struct gmt_exec x;
+	struct model_proc *p;
+
+	send_session(model__add, m, 9);
+	send_rss(model__add, m, 9, 0.1, GMT_RSS_ANON, 16 << 20);
+	event__init(&ex.hdr, GMT_EV_EXIT, sizeof(ex), T(0.2), 9);
+	ex.group_dead = 1;
+	model__add(m, &ex.hdr);
+	event__init(&x.hdr, GMT_EV_EXEC, sizeof(x), T(0.3), 9);
+	strcpy(x.comm, "other");
+	model__add(m, &x.hdr);
+	send_rss(model__add, m, 9, 0.4, GMT_RSS_ANON, 64 << 20);
+	p = model__proc(m, 9);
+	if (!ASSERT_TRUE(p != NULL, "process"))
+		return;
+	ASSERT_EQ(p->rss[GMT_RSS_ANON].n, 1, "the target's own rss only");
+	ASSERT_EQ(series__peak(&p->rss[GMT_RSS_ANON]), 16 << 20, "its own 16 MiB");
+	ASSERT_TRUE(strcmp(p->comm, "other") != 0, "its own name");
+	model__free(m);
+}
+
 /* the report as main makes it: one analysis pass, handed to the writer */
 static void write_report(FILE *f, const struct model *m, bool json)
 {
@@ -2238,6 +2266,7 @@ static const struct {
 	{ "unit_fmt", test_fmt },
 	{ "unit_words_of_each_code", test_words_of_each_code },
 	{ "unit_search_after", test_search_after },
+	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },
 };
 
 int main(int argc, char **argv)

@@ -796,6 +796,25 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 
 	if (!p)
 		return;
+	/* after the whole process exited, its pid's exec and memory are another
+	 * program's that took the pid before tracing ended (-p: the kernel's
+	 * filter is by pid): they must not reset or add to what it held */
+	if (p->exited && e->ts_ns > p->exit_ts) {
+		switch (e->type) {
+		case GMT_EV_EXEC:
+		case GMT_EV_RSS:
+		case GMT_EV_SAMPLE:
+		case GMT_EV_FAULTS:
+		case GMT_EV_MMAP:
+		case GMT_EV_MUNMAP:
+		case GMT_EV_MREMAP:
+		case GMT_EV_BRK:
+		case GMT_EV_TOUCH:
+		case GMT_EV_MAP_RSS:
+		case GMT_EV_MEM_LIMIT:
+			return;
+		}
+	}
 	switch (e->type) {
 	case GMT_EV_PROC:
 		on_proc(p, (const void *)e);

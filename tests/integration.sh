@@ -291,9 +291,11 @@ test_truncated_file_replays() {
 		"$GMT" replay --json "$T/cut.gmt" >"$T/cut.json" 2>"$T/cut.err"
 		rc=$?
 		if [ $rc -ne 0 ]; then
-			# only a cut before the first whole block may fail, and it says so
-			expect 'grep -q "holds no events" "$T/cut.err"' "cut at $cut: $(cat "$T/cut.err")" ||
-				return 1
+			# only a cut before the first whole block may fail, and it says so:
+			# inside the header (its length varies with the command line), or
+			# after it with no whole block
+			expect 'grep -q "holds no events\|header is cut short: no events to replay" "$T/cut.err"' \
+				"cut at $cut: $(cat "$T/cut.err")" || return 1
 			continue
 		fi
 		n=$(jqr .events.total "$T/cut.json")

@@ -64,7 +64,13 @@ if [ -n "$cg2" ] && mkdir "$cg2/gmt-fresh-$stamp" 2>/dev/null; then
 	cg=$cg2/gmt-fresh-$stamp
 fi
 cleanup() {
+	local i
 	[ -n "$cg" ] && [ -e "$cg/cgroup.kill" ] && echo 1 >"$cg/cgroup.kill"
+	# the killed take a moment to leave; an empty cgroup can go
+	for ((i = 0; i < 100; i++)); do
+		[ -z "$cg" ] || [ -z "$(cat "$cg/cgroup.procs" 2>/dev/null)" ] && break
+		read -r -t 0.1 <> <(:) || true
+	done
 	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
 	[ "${KEEP:-0}" = 1 ] || rm -rf --one-file-system "$root"
 }

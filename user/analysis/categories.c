@@ -163,10 +163,8 @@ bool category__host_room(const struct model *m, const struct model_proc *p, doub
 bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
 		     double level, double *limit, const char **what)
 {
-	double free_dev = 0;
+	double free_dev = 0, room;
 	size_t i;
-
-	double room;
 
 	switch (c->cls) {
 	case CAT_HOST:

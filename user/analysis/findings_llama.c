@@ -54,7 +54,7 @@ static void state_evidence(const struct model_proc *p, const struct llama_conf *
 	double fit = 0;
 
 	if (s->saves) {
-		if (c->cache_ram.v > 0)
+		if (c->cache_ram.v > 0 && s->save_max)
 			fit = floor(c->cache_ram.v * MIB / s->save_max);
 		finding__num(f, "cache_entries", s->saves);
 		finding__num(f, "cache_entry_max_bytes", s->save_max);
@@ -74,7 +74,9 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	struct llama_conf c;
 	double limit, rise;
 
-	if (j->c.cls != CAT_HOST || !s->saves || !llama_conf__read(p, &c) || c.cache_ram.v <= 0)
+	/* sizes of 0 are no entries (the target says them: hostile input) */
+	if (j->c.cls != CAT_HOST || !s->saves || !s->save_min || !llama_conf__read(p, &c) ||
+	    c.cache_ram.v <= 0)
 		return false;
 	limit = c.cache_ram.v * MIB;
 	rise = j->y[j->n - 1] - j->y[0];
@@ -101,8 +103,8 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 	double limit, rise, step, mean, more, room;
 	const char *what;
 
-	if (j->c.cls != CAT_HOST || !j->per_request || s->saves < 3 || !llama_conf__read(p, &c) ||
-	    c.cache_ram.v <= 0)
+	if (j->c.cls != CAT_HOST || !j->per_request || s->saves < 3 || !s->save_bytes ||
+	    !llama_conf__read(p, &c) || c.cache_ram.v <= 0)
 		return false;
 	limit = c.cache_ram.v * MIB;
 	rise = j->y[j->n - 1] - j->y[0];

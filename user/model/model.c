@@ -845,7 +845,6 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 				s->save_max = l->size;
 			s->saves++;
 			s->save_bytes += l->size;
-			s->save_last = l->size;
 		}
 		break;
 	}

@@ -38,7 +38,7 @@ enum model_rss { MODEL_RSS_FILE, MODEL_RSS_ANON, MODEL_RSS_SWAP, MODEL_RSS_SHMEM
  * llama-server whole states are prompt-cache entries, partial ones context
  * checkpoints, and loads the reuse of a cached prompt */
 struct model_llama_state {
-	__u64 saves, save_bytes, save_min, save_max, save_last;
+	__u64 saves, save_bytes, save_min, save_max;
 	__u64 ckpts, ckpt_bytes, ckpt_max;
 	__u64 loads, load_bytes;
 };

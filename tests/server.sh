@@ -350,6 +350,62 @@ test_server_full_cache_of_two_large_entries() {
 	check_state_saves
 }
 
+# field report 2's mechanism on the real server: a recurrent model (mamba2,
+# written at test time) stores the same state whatever the prompt, and a
+# context checkpoint of it beside each entry; --cache-ram 40 holds a few
+# such entries, then drops the oldest. The verdict: a full bounded cache, its
+# fixed-size state, its checkpoints and the entries that fit, each against
+# the server's own log
+test_server_recurrent_fixed_entries_fill_the_cache() {
+	need_llama_server || return 1
+	local f anon held made_room sizes lengths ckpts mib
+	TINY_ARGS="--arch mamba2 --embd 512 --layers 8 --state 128 --ctx 4096" start_server \
+		-np 1 -c 4096 -t 1 -lv 4 --cache-ram 40 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive_anon --requests 16 --tokens 4 --spread 0 --words 30 --word-spread 25 --stream no ||
+		return 1
+	anon=$ANON
+	held=$(grep -oP 'cache state: \K[0-9]+(?= prompts)' "$T/server.log" | tail -1)
+	mib=$(cache_state_mib)
+	made_room=$(grep -c 'making room for prompt cache entry' "$T/server.log")
+	sizes=$(grep -oP 'saving prompt with length [0-9]+, total state size = \K[0-9.]+' \
+		"$T/server.log" | sort -u | tr '\n' ' ')
+	lengths=$(grep -oP 'saving prompt with length \K[0-9]+' "$T/server.log" | sort -n |
+		sed -n '1p;$p' | tr '\n' ' ')
+	ckpts=$(grep -c 'created context checkpoint' "$T/server.log")
+	echo "# the server's log: prompts of $lengths tokens, states of $sizes MiB, $ckpts checkpoints," \
+		"$made_room entries dropped, $held held ($mib MiB) at the end"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$(wc -w <<<"$sizes")" = 1 ] && [ "$made_room" -gt 0 ]' \
+		"the log shows one state size and dropped entries: $sizes, $made_room" || return 1
+	# a rise, then level (the shape) or a level swinging by an entry (its
+	# calls): both a full cache
+	expect '[ "$(jqr .kind <<<"$f")" = bounded_cache ] &&
+		[[ $(jqr .reasons[0] <<<"$f") =~ ^(cache_full|bounded)$ ]]' \
+		"a full cache: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
+	# what holds it, by the frames of its first touches: the prompt cache
+	# within --cache-ram, and the checkpoints the log says it made
+	expect 'jq -e "(.roles | map(.role) | index(\"context checkpoints\")) != null and
+		(.roles[] | select(.role == \"prompt cache\") | .bound == \"cache_ram\" and
+		.bound_bytes == 40 * 1048576)" <<<"$f" >/dev/null' \
+		"held by the prompt cache and checkpoints: $(jq -c .roles <<<"$f")" || return 1
+	# each state copy the size the log gives, the same for every prompt
+	expect 'jq -e --argjson m "${sizes% }" ".cache_state_bytes / 1048576 - \$m | fabs < 0.001" <<<"$f" >/dev/null &&
+		jq -e ".evidence_codes | index(\"fixed_state\") != null" <<<"$f" >/dev/null' \
+		"a fixed state of $(jq .cache_state_bytes <<<"$f") bytes, the log says $sizes MiB" || return 1
+	expect '[ "$(jqr .processes[0].llama_state.checkpoints "$T/gmt.out")" = "$ckpts" ] &&
+		[ "$(jqr .checkpoints <<<"$f")" = "$ckpts" ]' \
+		"$ckpts checkpoints by the log, $(jqr .processes[0].llama_state.checkpoints "$T/gmt.out") seen" || return 1
+	# an entry is its state and its checkpoints: the entries that fit, as
+	# the server held them (its entries differ by a checkpoint or so)
+	expect '(( $(jqr .cache_entries_fit <<<"$f") >= held - 1 && $(jqr .cache_entries_fit <<<"$f") <= held + 1 ))' \
+		"$(jqr .cache_entries_fit <<<"$f") entries fit, the server held $held" || return 1
+	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
+		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1
+	check_state_saves
+}
+
 # the default limit is far off: the growth goes on, and the verdict says
 # where the cache would stop it and after how many more requests, from the
 # entry size; with a limit bigger than the machine's memory (64 GiB here),

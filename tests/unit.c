@@ -2121,6 +2121,105 @@ static void test_roles_by_stack(void)
 	model__free(m);
 }
 
+/* llama-server (its exec), 14 requests; its heap before each and after
+ * the last at level[i]; each request's rise first touched by `stack` */
+static struct model *server_run(const double *level, __u32 stack, const char *sym)
+{
+	struct model *m = model_of_run(2);
+	struct gmt_exec x;
+	int i;
+
+	event__init(&x.hdr, GMT_EV_EXEC, sizeof(x), T(0.3), 100);
+	strcpy(x.comm, "llama-server");
+	strcpy(x.filename, "/opt/llama/llama-server");
+	model__add(m, &x.hdr);
+	named_stack(m, stack, sym);
+	rss_at(m, 2.9, (__u64)level[0]);
+	for (i = 0; i < 14; i++) {
+		double t = 3 + i, k;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		for (k = 0; k < level[i + 1] - level[i]; k += 1 << 20)
+			touch_at(m, t + 0.1, stack);
+		rss_at(m, t + 0.3, (__u64)level[i + 1]);
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	return m;
+}
+
+static bool says(const struct finding *f, enum say code)
+{
+	size_t i;
+
+	for (i = 0; f && i < f->nr_says; i++)
+		if (f->says[i].code == code)
+			return true;
+	return false;
+}
+
+/* the same growth, judged by what holds it: the prompt cache within
+ * --cache-ram fills, compute buffers warm up once per shape, memory in
+ * no role with a bound leaks; and a level that rose and held is not steady */
+static void test_findings_by_role_and_bound(void)
+{
+	static const struct {
+		const char *sym;
+		enum finding_kind kind;
+		enum say reason;
+		const char *bound;
+	} cases[] = {
+		{ "server_prompt_cache::alloc", F_BOUNDED, M_ROLE_FILLING, "cache_ram" },
+		{ "ggml_gallocr_reserve_n", F_GROWING, M_ROLE_WITHIN, "per_shape" },
+		{ "unnamed_helper", F_LEAK, M_LEAK, "none" },
+	};
+	/* 4 MiB a request with a little noise; then one that rose and swung */
+	double line[15], held[15] = { 70,  100, 85,  130, 110, 160, 140, 200,
+				      150, 190, 160, 200, 155, 195, 170 };
+	const struct finding *f;
+	struct findings *fs;
+	struct model *m;
+	char *text;
+	size_t i, k;
+
+	for (i = 0; i < 15; i++) {
+		line[i] = (100.0 + 4 * i) * (1 << 20) + 8192 * (i % 3);
+		held[i] *= 1 << 20;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		m = server_run(line, 31, cases[i].sym);
+		fs = findings__build(m);
+		for (f = NULL, k = 0; fs && k < fs->n; k++)
+			if (!strcmp(fs->v[k].category, "host_anon"))
+				f = &fs->v[k];
+		if (ASSERT_TRUE(f != NULL, cases[i].sym)) {
+			printf("# %s: %s, %s\n", cases[i].sym, findings__kind_name(f->kind),
+			       findings__say_name(finding__reason(f)));
+			ASSERT_EQ(f->kind, cases[i].kind, cases[i].sym);
+			ASSERT_EQ(finding__reason(f), cases[i].reason, cases[i].sym);
+			ASSERT_TRUE(f->nr_roles > 0 &&
+					    !strcmp(findings__bound_name(f->role_v[0].bound),
+						    cases[i].bound),
+				    "the role's bound");
+			ASSERT_TRUE(cases[i].kind != F_LEAK || says(f, M_LEAK_UNBOUNDED),
+				    "a leak held in no role with a bound says so");
+		}
+		findings__free(fs);
+		model__free(m);
+	}
+	m = server_run(held, 31, "unnamed_helper");
+	fs = findings__build(m);
+	f = find_finding(fs, F_SETTLED, "host_anon");
+	ASSERT_TRUE(!find_finding(fs, F_STEADY, "host_anon"), "not steady after +100 MiB");
+	if (ASSERT_TRUE(f != NULL && says(f, M_ROSE_HELD), "it rose and held")) {
+		text = report_text(m);
+		ASSERT_TRUE(text && strstr(text, "rose by 100.0 MiB (143%)"), "by how much");
+		free(text);
+	}
+	findings__free(fs);
+	model__free(m);
+}
+
 /* DRM fdinfo, as 6.1's amdgpu and the generic helpers of 6.5 on print it */
 static void test_drm_fdinfo(void)
 {
@@ -2258,6 +2357,7 @@ static const struct {
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_request_delta_one_rule", test_request_delta_one_rule },
 	{ "unit_roles_by_stack", test_roles_by_stack },
+	{ "unit_findings_by_role_and_bound", test_findings_by_role_and_bound },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },
 	{ "unit_requests_bounded", test_requests_bounded },

@@ -440,7 +440,11 @@ static void host_cache(struct gen *g, bool fixed, bool bounded, bool per_token)
 	struct cache c = { .step = fixed ? 126 * MiB : 300 * MiB, .jit = fixed ? 0.002 : 0.03 };
 	int n, i;
 
-	server_start(g, "llama-server -m model.gguf --port 8080", 0);
+	/* report 2 without a plateau: a fixed step past --cache-ram 1024 */
+	server_start(g,
+		     fixed && !bounded ? "llama-server -m model.gguf --port 8080 --cache-ram 1024" :
+					 "llama-server -m model.gguf --port 8080",
+		     0);
 	vk_device(g, 16 * GiB);
 	vk_weights(g, jitter(g, 2 * GiB, 0.5), 4);
 	c.step = jitter(g, c.step, 0.6);
@@ -451,8 +455,15 @@ static void host_cache(struct gen *g, bool fixed, bool bounded, bool per_token)
 	c.limit = bounded ? (int)uniform(g, 4, 9) + (per_token ? 5 : 0) : 0;
 	c.limit_bytes = c.limit * c.step * 1500; /* about that many average prompts */
 	n = bounded ? c.limit + (int)uniform(g, 8, 20) : (int)uniform(g, 15, 35);
+	/* report 1: the cache filling toward llama-server's default 8 GiB
+	 * (a third to nine tenths of it by the end), on a machine whose free
+	 * memory at the end is 0.3 to 1.5 times what the cache may still take */
+	if (!fixed && !bounded && !per_token)
+		n = (int)fmax(15, uniform(g, 0.33, 0.9) * 8 * GiB / c.step);
 	expect(g, "base_bytes", g->anon);
 	g->avail = fixed ? 1e15 : c.step * uniform(g, 12, 60) + n * c.step;
+	if (!fixed && !bounded && !per_token)
+		g->avail = n * c.step + fmax(8 * GiB - n * c.step, c.step) * uniform(g, 0.3, 1.5);
 	if (fixed || per_token)
 		g->avail = 48 * GiB;
 	meminfo(g);

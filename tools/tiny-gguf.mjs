@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// Writes a tiny llama-architecture GGUF with random weights, for tests that
-// run the real llama.cpp without downloading a model: an SPM tokenizer made
-// of the three special tokens and the 256 byte tokens, F32 tensors.
-//   node tools/tiny-gguf.mjs OUT.gguf [--embd 256] [--layers 2] [--ff 512] [--ctx 512] [--seed 1]
+// Writes a tiny GGUF with random weights, for tests that run the real
+// llama.cpp without downloading a model: an SPM tokenizer made of the three
+// special tokens and the 256 byte tokens, F32 tensors. A llama-architecture
+// model, or with --arch mamba2 a recurrent one (its state is --state values
+// a channel, the same size whatever the prompt: field report 2's entries).
+// Names and shapes: src/models/llama.cpp and mamba2.cpp, src/llama-arch.cpp.
+//   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2] [--embd 256] [--layers 2]
+//        [--ff 512] [--ctx 512] [--state 16] [--seed 1]
 import { writeFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
@@ -12,12 +16,17 @@ const opt = (name, def) => {
 	const i = args.indexOf("--" + name);
 	return i >= 0 ? Number(args[i + 1]) : def;
 };
-if (!out) {
-	console.error("usage: tiny-gguf.mjs OUT.gguf [--embd N] [--layers N] [--ff N] [--ctx N] [--seed N]");
+const ai = args.indexOf("--arch");
+const arch = ai >= 0 ? args[ai + 1] : "llama";
+if (!out || !["llama", "mamba2"].includes(arch)) {
+	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--seed N]");
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
 const nCtx = opt("ctx", 512), nHead = 4;
+// mamba2: an inner width of twice the embedding in heads of 64, one group
+const dConv = 4, dInner = 2 * nEmbd, dState = opt("state", 16), nGroup = 1;
+const dtRank = Math.max(1, dInner / 64), convDim = dInner + 2 * nGroup * dState;
 let seed = opt("seed", 1) >>> 0 || 1;
 
 // vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback)
@@ -38,18 +47,27 @@ const f32 = (v) => { const b = Buffer.alloc(4); b.writeFloatLE(v); chunks.push(b
 const str = (s) => { const b = Buffer.from(s, "utf8"); u64(b.length); chunks.push(b); };
 
 const kv = [
-	["general.architecture", STR, "llama"],
-	["general.name", STR, "gpumemtrace tiny random llama"],
+	["general.architecture", STR, arch],
+	["general.name", STR, `gpumemtrace tiny random ${arch}`],
 	["general.alignment", U32, 32],
-	["llama.context_length", U32, nCtx],
-	["llama.embedding_length", U32, nEmbd],
-	["llama.block_count", U32, nLayer],
-	["llama.feed_forward_length", U32, nFf],
-	["llama.attention.head_count", U32, nHead],
-	["llama.attention.head_count_kv", U32, nHead],
-	["llama.attention.layer_norm_rms_epsilon", F32, 1e-5],
-	["llama.rope.dimension_count", U32, nEmbd / nHead],
-	["llama.vocab_size", U32, nVocab],
+	[arch + ".context_length", U32, nCtx],
+	[arch + ".embedding_length", U32, nEmbd],
+	[arch + ".block_count", U32, nLayer],
+	...(arch === "llama" ? [
+		["llama.feed_forward_length", U32, nFf],
+		["llama.attention.head_count", U32, nHead],
+		["llama.attention.head_count_kv", U32, nHead],
+		["llama.attention.layer_norm_rms_epsilon", F32, 1e-5],
+		["llama.rope.dimension_count", U32, nEmbd / nHead],
+		["llama.vocab_size", U32, nVocab],
+	] : [
+		["mamba2.ssm.conv_kernel", U32, dConv],
+		["mamba2.ssm.inner_size", U32, dInner],
+		["mamba2.ssm.state_size", U32, dState],
+		["mamba2.ssm.time_step_rank", U32, dtRank],
+		["mamba2.ssm.group_count", U32, nGroup],
+		["mamba2.attention.layer_norm_rms_epsilon", F32, 1e-5],
+	]),
 	["tokenizer.ggml.model", STR, "llama"],
 	["tokenizer.ggml.tokens", ARR, [STR, tokens]],
 	["tokenizer.ggml.scores", ARR, [F32, tokens.map(() => 0)]],
@@ -78,6 +96,15 @@ const tensors = [["token_embd.weight", [nEmbd, nVocab]], ["output_norm.weight", 
 	["output.weight", [nEmbd, nVocab]]];
 for (let i = 0; i < nLayer; i++) {
 	const p = `blk.${i}.`;
+	if (arch === "mamba2") {
+		tensors.push([p + "attn_norm.weight", [nEmbd]],
+			[p + "ssm_in.weight", [nEmbd, dInner + convDim + dtRank]],
+			[p + "ssm_conv1d.weight", [dConv, convDim]], [p + "ssm_conv1d.bias", [convDim]],
+			[p + "ssm_dt.bias", [dtRank]], [p + "ssm_a", [1, dtRank]], [p + "ssm_d", [1, dtRank]],
+			[p + "ssm_norm.weight", [dInner / nGroup, nGroup]],
+			[p + "ssm_out.weight", [dInner, nEmbd]]);
+		continue;
+	}
 	tensors.push([p + "attn_norm.weight", [nEmbd]], [p + "attn_q.weight", [nEmbd, nEmbd]],
 		[p + "attn_k.weight", [nEmbd, nEmbd]], [p + "attn_v.weight", [nEmbd, nEmbd]],
 		[p + "attn_output.weight", [nEmbd, nEmbd]], [p + "ffn_norm.weight", [nEmbd]],
@@ -119,9 +146,11 @@ off = 0;
 for (const [name, dims] of tensors) {
 	const n = dims.reduce((a, b) => a * b, 1);
 	for (let i = 0; i < n; i++)
-		data.writeFloatLE(name.endsWith("norm.weight") ? 1 : rand() * 0.1, off + i * 4);
+		// norms 1; a state that decays (A < 0), skips through (D = 1)
+		data.writeFloatLE(name.endsWith("norm.weight") || name.endsWith("ssm_d") ? 1 :
+			name.endsWith("ssm_a") ? -1 - rand() : rand() * 0.1, off + i * 4);
 	off = align(off + n * 4);
 }
 writeFileSync(out, Buffer.concat([head, data]));
-console.log(JSON.stringify({ file: out, bytes: head.length + data.length, n_vocab: nVocab,
+console.log(JSON.stringify({ file: out, arch, bytes: head.length + data.length, n_vocab: nVocab,
 	n_embd: nEmbd, n_layer: nLayer, n_ff: nFf, n_ctx_train: nCtx }));

@@ -17,7 +17,9 @@ four client threads, Python's lock alone can hold one for its 5 ms switch
 interval between reading a clock and sending.
 
   client.py PORT [--clients N] [--requests N] [--tokens N] [--spread N]
-                 [--words N] [--gap MS] [--paths a,b] [--stream yes|no|both]
+                 [--words N] [--word-spread N] [--gap MS] [--paths a,b]
+                 [--stream yes|no|both]
+Request k's prompt has WORDS + WORD_SPREAD * k words.
 """
 import argparse
 import gc
@@ -135,7 +137,7 @@ def sent_ms(s):
 
 def exchange(s, k, path, stream, keep, opt):
     n = opt.tokens + opt.spread * k
-    data = json.dumps(body(path, k, n, stream, opt.words)).encode()
+    data = json.dumps(body(path, k, n, stream, opt.words + opt.word_spread * k)).encode()
     head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(data)}\r\nConnection: {'keep-alive' if keep else 'close'}"
             "\r\n\r\n").encode()
@@ -234,6 +236,7 @@ def main():
     p.add_argument("--tokens", type=int, default=16)
     p.add_argument("--spread", type=int, default=1)
     p.add_argument("--words", type=int, default=8)
+    p.add_argument("--word-spread", type=int, default=0)
     p.add_argument("--gap", type=float, default=0)
     p.add_argument("--paths", default="/completion,/v1/completions,/v1/chat/completions")
     p.add_argument("--stream", default="both", choices=["yes", "no", "both"])

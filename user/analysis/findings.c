@@ -44,8 +44,15 @@ struct finding *findings__add(struct findings *fs, enum finding_kind kind, __u32
 
 void finding__num(struct finding *f, const char *key, double v)
 {
-	if (f->nr_nums < FINDING_NUMS)
-		f->nums[f->nr_nums++] = (typeof(f->nums[0])){ key, v };
+	size_t i;
+
+	/* a key said twice keeps the last figure */
+	for (i = 0; i < f->nr_nums && strcmp(f->nums[i].key, key); i++)
+		;
+	if (i < FINDING_NUMS)
+		f->nums[i] = (typeof(f->nums[0])){ key, v };
+	if (i == f->nr_nums && i < FINDING_NUMS)
+		f->nr_nums++;
 }
 
 void finding__str(struct finding *f, const char *key, const char *v)
@@ -82,6 +89,11 @@ const char *findings__say_name(enum say code)
 		[M_STEP_REQUEST] = "step_request",
 		[M_STEP_TIME] = "step_time",
 		[M_BY_ROLE] = "by_role",
+		[M_ROSE_HELD] = "rose_and_held",
+		[M_LEAK_UNBOUNDED] = "leak_unbounded",
+		[M_ROLE_PAST_BOUND] = "role_past_bound",
+		[M_ROLE_FILLING] = "role_filling",
+		[M_ROLE_WITHIN] = "role_within_bound",
 		[M_UNEXPLAINED] = "unexplained",
 		[M_GRAPH_CACHE] = "graph_cache",
 		[M_DRIVER_GROWS] = "driver_grows",
@@ -139,6 +151,7 @@ const char *findings__say_name(enum say code)
 		[E_EXITED] = "exited",
 		[E_CACHE_ENTRIES] = "cache_entries",
 		[E_CHECKPOINTS] = "checkpoints",
+		[E_FIXED_STATE] = "fixed_state",
 	};
 
 	return code < SAY_NR && names[code] ? names[code] : "?";

@@ -25,7 +25,7 @@ enum finding_kind {
 	F_NR,
 };
 
-#define FINDING_NUMS 24
+#define FINDING_NUMS 32
 #define FINDING_STACKS 8
 #define FINDING_EVIDENCE 12
 #define FINDING_SAYS 10
@@ -58,6 +58,12 @@ enum say {
 	M_STEP_REQUEST,	   /* s where; v step request seconds */
 	M_STEP_TIME,	   /* s where; v step seconds */
 	M_BY_ROLE,	   /* s roles */
+	M_ROSE_HELD,	   /* s where; v rise percent first last points pr */
+	/* roles against their bounds (findings_roles.c) */
+	M_LEAK_UNBOUNDED,  /* s label of its biggest stack; v share rest_bounded */
+	M_ROLE_PAST_BOUND, /* s role bound; v bytes bound share */
+	M_ROLE_FILLING,	   /* s where; v step share bound */
+	M_ROLE_WITHIN,	   /* s where role bound; v rise first last points pr share bound */
 	M_UNEXPLAINED,	   /* s where; v excess pr first last span api_slope */
 	M_GRAPH_CACHE,	   /* v graphs_off */
 	M_DRIVER_GROWS,
@@ -67,7 +73,7 @@ enum say {
 	M_CACHE_UNLIMITED, /* v from */
 	M_CACHE_EXCEEDED,  /* v grown mib from */
 	M_CACHE_STOPS_AT,  /* v mib from bytes */
-	M_CACHE_LEVELS,	   /* v mib from bytes requests */
+	M_CACHE_LEVELS,	   /* v mib from bytes requests known (the stacks say it is the cache) */
 	M_CACHE_OOM_FIRST, /* v more available requests by_cgroup */
 	M_CACHE_TRY_LOWER,
 	M_CACHE_SHARE,	 /* v rise percent mib from over */
@@ -121,6 +127,7 @@ enum say {
 	E_EXITED,	    /* s how; v seconds serving */
 	E_CACHE_ENTRIES,    /* v saves min max total limit_mib fit (0: no limit) */
 	E_CHECKPOINTS,	    /* v count max total */
+	E_FIXED_STATE,	    /* v bytes saves min_tokens max_tokens */
 	SAY_NR,
 };
 
@@ -128,7 +135,7 @@ struct finding_say {
 	enum say code;
 	size_t nr_v;
 	double v[SAY_VALUES];
-	char s[SAY_STRS][160];
+	char s[SAY_STRS][240];
 };
 
 /* a holder of the growth (or of live memory at a failure) */
@@ -139,6 +146,26 @@ struct finding_stack {
 	char role[24];	/* what it is for (roles.h), when its frames say */
 	bool sampled;	/* bytes estimated from `count` sampled first touches */
 };
+
+/* what bounds a role's memory (findings_roles.c) */
+enum role_bound {
+	ROLE_NO_BOUND,	  /* "other" */
+	ROLE_CACHE_RAM,	  /* the prompt cache: --cache-ram */
+	ROLE_CHECKPOINTS, /* --ctx-checkpoints a slot, of the size the server made */
+	ROLE_AT_LOAD,	  /* KV cache, weights, output buffers: sized at load */
+	ROLE_PER_SHAPE,	  /* compute and encoder buffers, kernel code, graphs */
+};
+
+/* a role's part of what grew, against its bound */
+struct finding_role {
+	char role[24];
+	double bytes; /* of the growth: held, or first touched (sampled) */
+	__u64 count;
+	enum role_bound bound;
+	double bound_bytes; /* NAN where no figure bounds it */
+};
+
+#define FINDING_ROLES 12
 
 struct finding {
 	enum finding_kind kind;
@@ -167,6 +194,8 @@ struct finding {
 	struct finding_stack stacks[FINDING_STACKS];
 	size_t nr_stacks;
 	char roles[200]; /* what the growth is for, by role, where the stacks say */
+	struct finding_role role_v[FINDING_ROLES]; /* the same, with bounds */
+	size_t nr_roles;
 	struct finding_say says[FINDING_SAYS]; /* the message */
 	size_t nr_says;
 	struct finding_say evidence[FINDING_EVIDENCE];
@@ -230,6 +259,11 @@ size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __
 			   size_t size);
 size_t findings__touch_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
 			     size_t size);
+/* f's roles with their bounds, in words ("prompt cache 6.0 MiB (of
+ * --cache-ram 8.0 GiB), other 21.0 MiB (no bound)"): its length */
+size_t findings__roles_text(const struct finding *f, char *buf, size_t size);
+/* "cache_ram", "per_shape", ...: a bound as the JSON report names it */
+const char *findings__bound_name(enum role_bound b);
 /* failures, and device growth the API does not explain (findings_gpu.c) */
 void findings__failures(const struct model *m, const struct model_proc *p, struct findings *f);
 /* an exit by a signal or with a failing status (findings_exit.c) */

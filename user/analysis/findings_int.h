@@ -63,4 +63,17 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 bool findings__llama_cache_filling(const struct model *m, const struct model_proc *p,
 				   const struct judged *j, struct finding *f);
 
+/* findings_roles.c: f's roles from n stacks of its growth, with bounds */
+void findings__roles(const struct model *m, const struct model_proc *p,
+		     const struct finding_stack *s, size_t n, struct finding *f);
+enum roles_verdict {
+	ROLES_UNKNOWN,	  /* no roles, or none holds most */
+	ROLES_UNBOUNDED,  /* "other" holds at least half */
+	ROLES_BOUNDED,	  /* roles with a bound hold 80% or more, within it */
+	ROLES_PAST_BOUND, /* a role holds more than its bound (*top) */
+};
+/* what f's roles say; *top the biggest role with a bound, or the one past it */
+enum roles_verdict findings__roles_verdict(const struct finding *f,
+					   const struct finding_role **top);
+
 #endif

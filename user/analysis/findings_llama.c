@@ -30,19 +30,47 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 	/* the server's own entries, where they were seen and none can have
 	 * been dropped yet: the cache holds what it saved, and fills by the
 	 * mean entry */
-	if (p->lstate.saves && (double)p->lstate.save_bytes < limit)
-		more = ceil((limit - p->lstate.save_bytes) /
-			    ((double)p->lstate.save_bytes / p->lstate.saves));
+	if (p->lstate.saves && (double)p->lstate.entry_bytes < limit)
+		more = ceil((limit - p->lstate.entry_bytes) /
+			    ((double)p->lstate.entry_bytes / p->lstate.saves));
 	finding__num(f, "cache_full_bytes", base + limit);
 	finding__num(f, "requests_to_cache_full", more);
-	SAY(f, M_CACHE_LEVELS, NULL, c->cache_ram.v, c->cache_ram.from, base + limit, more);
+	SAY(f, M_CACHE_LEVELS, NULL, c->cache_ram.v, c->cache_ram.from, base + limit, more,
+	    f->nr_says && f->says[0].code == M_ROLE_FILLING);
 	/* what the process may still use: its cgroup's limit, or the host's */
 	if (!category__host_room(m, p, &avail, &what))
 		avail = NAN;
-	if (isfinite(avail) && left > avail)
+	if (isfinite(avail) && left > avail) {
+		finding__num(f, "requests_to_oom", floor(avail / step));
 		SAY(f, M_CACHE_OOM_FIRST, NULL, left, avail, floor(avail / step),
 		    what == category_cgroup_limit);
+	}
 	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
+}
+
+/* every state copy the same size while the prompts were not: a recurrent
+ * model's fixed state (field report 2), which fills the cache by a fixed
+ * step whatever the prompt */
+static void fixed_state(const struct model_proc *p, struct finding *f)
+{
+	const struct model_llama_state *s = &p->lstate;
+	double tmin = INFINITY, tmax = 0;
+	size_t i;
+
+	if (s->saves < 3 || s->save_max - s->save_min > s->save_max / 100)
+		return;
+	for (i = 0; i < p->nr_reqs; i++) {
+		double t = p->reqs[i].t.prompt_tokens;
+
+		if (t > 0) {
+			tmin = fmin(tmin, t);
+			tmax = fmax(tmax, t);
+		}
+	}
+	if (tmax < 1.2 * tmin)
+		return;
+	finding__num(f, "cache_state_bytes", s->save_max);
+	EVIDENCE(f, E_FIXED_STATE, NULL, s->save_max, s->saves, tmin, tmax);
 }
 
 /* what the server's own state copies say: each prompt-cache entry it kept
@@ -54,13 +82,16 @@ static void state_evidence(const struct model_proc *p, const struct llama_conf *
 	double fit = 0;
 
 	if (s->saves) {
-		if (c->cache_ram.v > 0 && s->save_max)
-			fit = floor(c->cache_ram.v * MIB / s->save_max);
+		if (c->cache_ram.v > 0 && s->entry_max)
+			fit = floor(c->cache_ram.v * MIB / s->entry_max);
 		finding__num(f, "cache_entries", s->saves);
-		finding__num(f, "cache_entry_max_bytes", s->save_max);
-		EVIDENCE(f, E_CACHE_ENTRIES, NULL, s->saves, s->save_min, s->save_max,
-			 s->save_bytes, c->cache_ram.v > 0 ? c->cache_ram.v : 0, fit);
+		if (fit > 0)
+			finding__num(f, "cache_entries_fit", fit);
+		finding__num(f, "cache_entry_max_bytes", s->entry_max);
+		EVIDENCE(f, E_CACHE_ENTRIES, NULL, s->saves, s->entry_min, s->entry_max,
+			 s->entry_bytes, c->cache_ram.v > 0 ? c->cache_ram.v : 0, fit);
 	}
+	fixed_state(p, f);
 	if (s->ckpts) {
 		finding__num(f, "checkpoints", s->ckpts);
 		EVIDENCE(f, E_CHECKPOINTS, NULL, s->ckpts, s->ckpt_max, s->ckpt_bytes);
@@ -75,7 +106,7 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	double limit, rise;
 
 	/* sizes of 0 are no entries (the target says them: hostile input) */
-	if (j->c.cls != CAT_HOST || !s->saves || !s->save_min || !llama_conf__read(p, &c) ||
+	if (j->c.cls != CAT_HOST || !s->saves || !s->entry_min || !llama_conf__read(p, &c) ||
 	    c.cache_ram.v <= 0)
 		return false;
 	limit = c.cache_ram.v * MIB;
@@ -83,12 +114,12 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	/* more entries than it can ever hold at once: it has dropped some to
 	 * make room (each new one is allocated before the oldest goes, so the
 	 * level swings by an entry and its shape alone says "steady") */
-	if (s->saves <= floor(limit / s->save_min) || rise < j->material)
+	if (s->saves <= floor(limit / s->entry_min) || rise < j->material)
 		return false;
 	finding__num(f, "cache_ram_bytes", limit);
-	finding__num(f, "cache_entries_fit", floor(limit / s->save_max));
+	finding__num(f, "cache_entries_fit", floor(limit / s->entry_max));
 	SAY(f, M_CACHE_FULL, SAY_S(j->c.text), j->y[0], j->y[j->n - 1], s->saves,
-	    floor(limit / s->save_max), c.cache_ram.v, c.cache_ram.from);
+	    floor(limit / s->entry_max), c.cache_ram.v, c.cache_ram.from);
 	SAY(f, M_CACHE_SHARE, NULL, rise, 100 * rise / limit, c.cache_ram.v, c.cache_ram.from,
 	    rise > 1.25 * limit);
 	state_evidence(p, &c, f);
@@ -103,29 +134,31 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 	double limit, rise, step, mean, more, room;
 	const char *what;
 
-	if (j->c.cls != CAT_HOST || !j->per_request || s->saves < 3 || !s->save_bytes ||
+	if (j->c.cls != CAT_HOST || !j->per_request || s->saves < 3 || !s->entry_bytes ||
 	    !llama_conf__read(p, &c) || c.cache_ram.v <= 0)
 		return false;
 	limit = c.cache_ram.v * MIB;
 	rise = j->y[j->n - 1] - j->y[0];
 	step = judged__per_unit(j, j->r.slope);
-	mean = (double)s->save_bytes / s->saves;
+	mean = (double)s->entry_bytes / s->saves;
 	/* still filling: nothing dropped yet, and the entries hold most of
 	 * the rise (growth well past them is something else's: a leak) */
-	if ((double)s->save_bytes >= limit || rise <= 0 || (double)s->save_bytes < 0.8 * rise ||
+	if ((double)s->entry_bytes >= limit || rise <= 0 || (double)s->entry_bytes < 0.8 * rise ||
 	    step <= 0)
 		return false;
-	more = ceil((limit - s->save_bytes) / mean);
+	more = ceil((limit - s->entry_bytes) / mean);
 	finding__num(f, "cache_ram_bytes", limit);
-	finding__num(f, "cache_full_bytes", j->y[j->n - 1] + (limit - s->save_bytes));
+	finding__num(f, "cache_full_bytes", j->y[j->n - 1] + (limit - s->entry_bytes));
 	finding__num(f, "requests_to_cache_full", more);
-	f->ceiling = j->y[j->n - 1] + (limit - s->save_bytes);
-	SAY(f, M_CACHE_FILLING, SAY_S(j->c.text), step, s->saves, mean, s->save_bytes,
+	f->ceiling = j->y[j->n - 1] + (limit - s->entry_bytes);
+	SAY(f, M_CACHE_FILLING, SAY_S(j->c.text), step, s->saves, mean, s->entry_bytes,
 	    c.cache_ram.v, c.cache_ram.from, f->ceiling, more);
 	/* what the process may still use: its cgroup's limit, or the host's */
-	if (category__host_room(m, p, &room, &what) && limit - s->save_bytes > room)
-		SAY(f, M_CACHE_OOM_FIRST, NULL, limit - s->save_bytes, room, floor(room / step),
+	if (category__host_room(m, p, &room, &what) && limit - s->entry_bytes > room) {
+		finding__num(f, "requests_to_oom", floor(room / step));
+		SAY(f, M_CACHE_OOM_FIRST, NULL, limit - s->entry_bytes, room, floor(room / step),
 		    what == category_cgroup_limit);
+	}
 	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
 	state_evidence(p, &c, f);
 	return true;
@@ -147,7 +180,7 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
 	} else if (!bounded) {
 		growing(m, p, j, &c, f);
 	} else {
-		rise = j->r.ceiling - j->y[0];
+		rise = (isfinite(f->ceiling) ? f->ceiling : j->r.ceiling) - j->y[0];
 		finding__num(f, "cache_ram_bytes", c.cache_ram.v * MIB);
 		SAY(f, M_CACHE_SHARE, NULL, rise, 100 * rise / (c.cache_ram.v * MIB), c.cache_ram.v,
 		    c.cache_ram.from, rise > 1.25 * c.cache_ram.v * MIB);

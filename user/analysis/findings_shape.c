@@ -144,6 +144,7 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
 	if (findings__by_role(m, v, n, 0, f->roles, sizeof(f->roles)))
 		EVIDENCE(f, E_HELD_BY_ROLE, SAY_S(f->roles), touched != 0);
+	findings__roles(m, p, v, n, f);
 	if (touched)
 		EVIDENCE(f, E_TOUCHES, SAY_S(f->stacks[0].label), model__secs(m, from),
 			 model__secs(m, to), total, f->stacks[0].bytes, p->touches[0].bytes);
@@ -198,14 +199,52 @@ static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
 		EVIDENCE(f, E_HOST_NOT_GPU, SAY_S(names), 0);
 }
 
+/* the share of f's growth a role holds */
+static double share(const struct finding *f, const struct finding_role *r)
+{
+	double total = 0;
+	size_t i;
+
+	for (i = 0; i < f->nr_roles; i++)
+		total += f->role_v[i].bytes;
+	return total > 0 ? 100 * r->bytes / total : 0;
+}
+
+/* what holds a leak: a role past its bound, or memory in no role with one */
+static void roles_say(struct finding *f, enum roles_verdict roles, const struct finding_role *top)
+{
+	size_t i, k;
+
+	if (roles == ROLES_PAST_BOUND) {
+		finding__num(f, "role_bound_bytes", top->bound_bytes);
+		SAY(f, M_ROLE_PAST_BOUND, SAY_S(top->role, findings__bound_name(top->bound)),
+		    top->bytes, top->bound_bytes, share(f, top));
+		return;
+	}
+	if (roles != ROLES_UNBOUNDED)
+		return;
+	/* its biggest stack of no role */
+	for (k = 0; k < f->nr_stacks && f->stacks[k].role[0]; k++)
+		;
+	for (top = NULL, i = 0; i < f->nr_roles; i++)
+		if (f->role_v[i].bound == ROLE_NO_BOUND)
+			top = &f->role_v[i];
+	if (top)
+		SAY(f, M_LEAK_UNBOUNDED,
+		    SAY_S(k < f->nr_stacks ? f->stacks[k].label : "stacks of no role"),
+		    share(f, top), f->role_v[0].bound != ROLE_NO_BOUND);
+}
+
 static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
-			 const struct finding_say *say, struct finding *f)
+			 const struct finding_say *say, enum roles_verdict roles,
+			 const struct finding_role *top, struct finding *f)
 {
 	const char *what = NULL;
 
 	SAY(f, M_LEAK, SAY_S(j->c.text), judged__per_unit(j, j->r.slope),
 	    judged__per_unit(j, j->r.slope_lo), judged__per_unit(j, j->r.slope_hi), j->y[0],
 	    j->y[j->n - 1], j->n - j->base, j->per_request, j->base);
+	roles_say(f, roles, top);
 	say_again(f, say);
 	if (j->r.change_at)
 		SAY(f, M_LEVEL_UNTIL, NULL, j->per_request, judged__req_no(j, j->r.change_at));
@@ -237,7 +276,9 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 			}
 		}
 	}
-	if (j->c.cls == CAT_HOST && !findings__llama_host(m, p, j, f, false))
+	/* what the prompt cache would do, unless its stacks say it is not */
+	if (j->c.cls == CAT_HOST &&
+	    (roles == ROLES_UNBOUNDED || !findings__llama_host(m, p, j, f, false)))
 		SAY(f, M_TRY_HOST_STACKS, NULL, 0);
 	else if (j->c.cls == CAT_API)
 		SAY(f, M_TRY_API_STACKS, NULL, 0);
@@ -303,6 +344,59 @@ static void growing_message(const struct judged *j, struct finding *f)
 		    j->per_request, judged__per_unit(j, j->r.slope), j->r.more_points);
 }
 
+/* growth that roles with a bound hold, within it: the prompt cache filling
+ * toward --cache-ram, context checkpoints, or host buffers llama.cpp makes
+ * once per graph or image shape (an allocation of those while serving can
+ * be another context's, so only their first use counts); true when said */
+static bool bounded_roles(const struct model *m, const struct model_proc *p, const struct judged *j,
+			  struct finding *f)
+{
+	const struct finding_role *top;
+
+	if (findings__roles_verdict(f, &top) != ROLES_BOUNDED || !top || j->c.cls != CAT_HOST)
+		return false;
+	/* the cache fills up to its bound: growth past it is something else's */
+	if (top->bound == ROLE_CACHE_RAM && j->per_request && isfinite(top->bound_bytes) &&
+	    j->y[j->n - 1] - j->y[0] < top->bound_bytes) {
+		f->kind = F_BOUNDED;
+		finding__num(f, "role_bound_bytes", top->bound_bytes);
+		SAY(f, M_ROLE_FILLING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope),
+		    share(f, top), top->bound_bytes);
+		findings__llama_host(m, p, j, f, false);
+		return true;
+	}
+	if (top->bound == ROLE_PER_SHAPE ||
+	    (top->bound == ROLE_CHECKPOINTS && isfinite(top->bound_bytes))) {
+		f->kind = F_GROWING;
+		if (isfinite(top->bound_bytes))
+			finding__num(f, "role_bound_bytes", top->bound_bytes);
+		SAY(f, M_ROLE_WITHIN, SAY_S(j->c.text, top->role, findings__bound_name(top->bound)),
+		    j->y[j->n - 1] - j->y[0], j->y[0], j->y[j->n - 1], j->n, j->per_request,
+		    share(f, top), isfinite(top->bound_bytes) ? top->bound_bytes : 0);
+		return true;
+	}
+	return false;
+}
+
+/* a level that the shape calls steady but that ended far above where it
+ * began (a tenth or more, and past what matters): it rose and held */
+static bool rose_and_held(const struct judged *j)
+{
+	double rise = j->y[j->n - 1] - j->y[0];
+
+	return rise >= j->material && rise > 2 * j->r.noise && rise >= 0.1 * j->y[0];
+}
+
+/* what holds the growth, by role, each against its bound */
+static void by_role_say(struct finding *f)
+{
+	char text[240];
+
+	if (!findings__roles_text(f, text, sizeof(text)))
+		snprintf(text, sizeof(text), "%s", f->roles);
+	SAY(f, M_BY_ROLE, SAY_S(text), 0);
+}
+
 /* a finding about category j, with its shape and levels */
 static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
 				   const struct model_proc *p, const struct judged *j)
@@ -348,6 +442,8 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	__u64 from;
 	struct finding *f;
 	struct finding_say say = { .code = SAY_NONE };
+	const struct finding_role *top;
+	enum roles_verdict roles;
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
 		return;
@@ -378,7 +474,10 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			f->kind = F_BOUNDED;
 			break;
 		}
-		leak_message(m, p, j, &say, f);
+		if (bounded_roles(m, p, j, f))
+			break;
+		roles = findings__roles_verdict(f, &top);
+		leak_message(m, p, j, &say, roles, top, f);
 		break;
 	case SHAPE_BOUNDED:
 		f->ceiling = j->r.ceiling;
@@ -409,7 +508,12 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			f->kind = F_BOUNDED;
 			break;
 		}
+		if (bounded_roles(m, p, j, f))
+			break;
 		growing_message(j, f);
+		roles = findings__roles_verdict(f, &top);
+		if (roles == ROLES_PAST_BOUND)
+			roles_say(f, roles, top);
 		break;
 	case SHAPE_STEP:
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
@@ -432,11 +536,22 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			attribute(m, p, j, from, j->ts[j->n - 1], f);
 			break;
 		}
+		/* never "steady" at the end of a rise that held */
+		if (rose_and_held(j)) {
+			f->kind = F_SETTLED;
+			f->ceiling = j->y[j->n - 1];
+			attribute(m, p, j, from, j->ts[j->n - 1], f);
+			SAY(f, M_ROSE_HELD, SAY_S(j->c.text), j->y[j->n - 1] - j->y[0],
+			    100 * (j->y[j->n - 1] - j->y[0]) / j->y[0], j->y[0], j->y[j->n - 1],
+			    j->n, j->per_request);
+			findings__llama_host(m, p, j, f, true);
+			break;
+		}
 		steady_message(j, f);
 		break;
 	}
-	if (f->roles[0] && j->r.shape != SHAPE_STEADY)
-		SAY(f, M_BY_ROLE, SAY_S(f->roles), 0);
+	if (f->roles[0] && f->kind != F_STEADY)
+		by_role_say(f);
 	if (j->gpu_part > 0)
 		EVIDENCE(f, E_LESS_VULKAN, NULL, j->gpu_part);
 	if (j->first > 0)

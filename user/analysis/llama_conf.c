@@ -19,6 +19,10 @@ static const struct opt opts[] = {
 	  false },
 	{ "-c", "--ctx-size", "LLAMA_ARG_CTX_SIZE", offsetof(struct llama_conf, ctx), false },
 	{ "-fit", "--fit", "LLAMA_ARG_FIT", offsetof(struct llama_conf, fit), true },
+	{ "-ctxcp", "--ctx-checkpoints", "LLAMA_ARG_CTX_CHECKPOINTS",
+	  offsetof(struct llama_conf, ctx_checkpoints), false },
+	{ "-ctxcp", "--swa-checkpoints", "LLAMA_ARG_CTX_CHECKPOINTS",
+	  offsetof(struct llama_conf, ctx_checkpoints), false },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -118,6 +122,7 @@ bool llama_conf__read(const struct model_proc *p, struct llama_conf *c)
 	c->cache_ram.v = 8192;
 	c->parallel.v = -1;
 	c->fit.v = 1;
+	c->ctx_checkpoints.v = 32;
 	c->server = is_server(p);
 	from_env(p, c);
 	if (c->server)

@@ -21,12 +21,13 @@ struct conf_val {
 };
 
 struct llama_conf {
-	bool server;		   /* the process is llama-server */
-	struct conf_val cache_ram; /* MiB; -1 no limit, 0 off */
-	struct conf_val parallel;  /* slots; -1 auto, which is 4 */
-	struct conf_val ctx;	   /* tokens; 0 the model's */
-	struct conf_val fit;	   /* 1 on, 0 off */
-	bool cuda_graphs_off;	   /* GGML_CUDA_DISABLE_GRAPHS */
+	bool server;			 /* the process is llama-server */
+	struct conf_val cache_ram;	 /* MiB; -1 no limit, 0 off */
+	struct conf_val parallel;	 /* slots; -1 auto, which is 4 */
+	struct conf_val ctx;		 /* tokens; 0 the model's */
+	struct conf_val fit;		 /* 1 on, 0 off */
+	struct conf_val ctx_checkpoints; /* a slot's most */
+	bool cuda_graphs_off;		 /* GGML_CUDA_DISABLE_GRAPHS */
 };
 
 /* false when p is not llama-server (c then holds the defaults, and what

@@ -40,11 +40,24 @@ static const struct {
 	{ "ggml_cuda_graph", "CUDA graphs" },
 };
 
+/* frames that decide a role wherever they are in the stack: a context
+ * checkpoint is a state copy like a prompt-cache entry, made by another
+ * caller */
+static const struct {
+	const char *frame, *role;
+} callers[] = {
+	{ "create_checkpoint", "context checkpoints" },
+};
+
 const char *roles__of(const struct model *m, __u32 stack_id)
 {
 	const struct model_stack *s = stack_id ? model__stack(m, stack_id) : NULL;
 	unsigned int i, k;
 
+	for (i = 0; s && i < s->nr_frames; i++)
+		for (k = 0; s->frames[i].sym && k < sizeof(callers) / sizeof(callers[0]); k++)
+			if (strstr(s->frames[i].sym, callers[k].frame))
+				return callers[k].role;
 	for (i = 0; s && i < s->nr_frames; i++) {
 		if (!s->frames[i].sym)
 			continue;

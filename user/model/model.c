@@ -838,13 +838,22 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 			s->ckpt_bytes += l->size;
 			if (l->size > s->ckpt_max)
 				s->ckpt_max = l->size;
+			s->pending[l->seq & 15] += l->size;
 		} else {
+			__u64 entry = l->size + s->pending[l->seq & 15];
+
+			s->pending[l->seq & 15] = 0;
 			if (!s->saves || l->size < s->save_min)
 				s->save_min = l->size;
 			if (l->size > s->save_max)
 				s->save_max = l->size;
+			if (!s->saves || entry < s->entry_min)
+				s->entry_min = entry;
+			if (entry > s->entry_max)
+				s->entry_max = entry;
 			s->saves++;
 			s->save_bytes += l->size;
+			s->entry_bytes += entry;
 		}
 		break;
 	}

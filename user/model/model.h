@@ -41,6 +41,10 @@ struct model_llama_state {
 	__u64 saves, save_bytes, save_min, save_max;
 	__u64 ckpts, ckpt_bytes, ckpt_max;
 	__u64 loads, load_bytes;
+	/* a prompt-cache entry holds its state and the checkpoints its slot
+	 * made since the last one (recurrent and SWA models): by sequence */
+	__u64 entry_bytes, entry_min, entry_max;
+	__u64 pending[16];
 };
 
 #define MODEL_NO_LIMIT (1ull << 62)

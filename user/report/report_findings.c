@@ -253,6 +253,17 @@ static struct json_object *finding_json(const struct model *m, const struct find
 		json_object_array_add(a, s);
 	}
 	add(o, "stacks", a);
+	a = json_object_new_array();
+	for (i = 0; i < f->nr_roles; i++) {
+		s = json_object_new_object();
+		add(s, "role", str(f->role_v[i].role));
+		add(s, "bytes", bytesq(f->role_v[i].bytes));
+		add(s, "count", u64(f->role_v[i].count));
+		add(s, "bound", str(findings__bound_name(f->role_v[i].bound)));
+		add(s, "bound_bytes", bytesq(f->role_v[i].bound_bytes));
+		json_object_array_add(a, s);
+	}
+	add(o, "roles", a);
 	return o;
 }
 

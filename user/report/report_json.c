@@ -273,6 +273,9 @@ static struct json_object *llama_state_json(const struct model_llama_state *s)
 	add(o, "save_bytes", u64(s->save_bytes));
 	add(o, "save_min_bytes", s->saves ? u64(s->save_min) : NULL);
 	add(o, "save_max_bytes", s->saves ? u64(s->save_max) : NULL);
+	add(o, "entry_bytes", u64(s->entry_bytes));
+	add(o, "entry_min_bytes", s->saves ? u64(s->entry_min) : NULL);
+	add(o, "entry_max_bytes", s->saves ? u64(s->entry_max) : NULL);
 	add(o, "checkpoints", u64(s->ckpts));
 	add(o, "checkpoint_bytes", u64(s->ckpt_bytes));
 	add(o, "checkpoint_max_bytes", s->ckpts ? u64(s->ckpt_max) : NULL);

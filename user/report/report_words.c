@@ -50,6 +50,18 @@ static const char *cache_from(double from)
 				  "the default";
 }
 
+/* a role's bound (findings__bound_name), in words */
+static const char *bound_words(const char *name)
+{
+	return !strcmp(name, "cache_ram")	? "--cache-ram" :
+	       !strcmp(name, "ctx_checkpoints") ? "--ctx-checkpoints a slot, of the size the "
+						  "server made them" :
+	       !strcmp(name, "per_shape")	? "buffers made once per graph or image shape "
+						  "and reused" :
+	       !strcmp(name, "at_load")		? "sized at load" :
+						  "no bound";
+}
+
 static const char *graphs_advice(double off)
 {
 	return off ? " (CUDA graphs are already off: GGML_CUDA_DISABLE_GRAPHS is set)" :
@@ -224,6 +236,36 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			   x->s[0], D(a, v[0]), v[1]);
 	case M_BY_ROLE:
 		return put(buf, size, len, " By role, from its stacks: %s.", x->s[0]);
+	case M_ROSE_HELD:
+		return put(buf, size, len,
+			   "%s rose by %s (%.0f%%), from %s to %s over %.0f %ss, and held there "
+			   "with no steady climb: growth that stopped, not a leak so far.",
+			   x->s[0], B(a, v[0]), v[1], B(b, v[2]), B(c, v[3]), spanned(v[4], v[5]),
+			   point(v[5]));
+	case M_LEAK_UNBOUNDED:
+		return put(buf, size, len,
+			   " %.0f%% of it is held by %s, in no role with a bound%s.", v[0], x->s[0],
+			   v[1] ? " (the rest is in roles that have one)" : "");
+	case M_ROLE_PAST_BOUND:
+		return put(buf, size, len,
+			   " The %s holds %s of it (%.0f%%), more than its bound (%s, %s) lets it "
+			   "hold: past its bound, whatever the shape.",
+			   x->s[0], B(a, v[0]), v[2], bound_words(x->s[1]), B(b, v[1]));
+	case M_ROLE_FILLING:
+		return put(buf, size, len,
+			   "%s grows by %s per request, and %.0f%% of it is llama-server's prompt "
+			   "cache (from its stacks), which --cache-ram bounds at %s: the cache is "
+			   "filling, not a leak.",
+			   x->s[0], B(a, v[0]), v[1], B(b, v[2]));
+	case M_ROLE_WITHIN:
+		return put(buf, size, len,
+			   "%s grew by %s (%s -> %s over %.0f %ss), and %.0f%% of it is the %s: "
+			   "%s%s%s%s, so within its bound, not a leak so far. A leak would keep "
+			   "growing past it.",
+			   x->s[0], B(a, v[0]), B(b, v[1]), B(c, v[2]), spanned(v[3], v[4]),
+			   point(v[4]), v[5], x->s[1], bound_words(x->s[2]),
+			   v[6] > 0 ? " (at most " : "", v[6] > 0 ? B(d, v[6]) : "",
+			   v[6] > 0 ? ")" : "");
 	case M_UNEXPLAINED:
 		return put(buf, size, len,
 			   "the driver counts %s of this process's device memory per %s more than "
@@ -270,8 +312,10 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 	case M_CACHE_LEVELS:
 		return put(
 			buf, size, len,
-			" If this is llama-server's prompt cache (at most %.0f MiB: --cache-ram, "
-			"%s), it levels off at about %s after about %.0f more requests",
+			v[4] ? " At this rate it fills --cache-ram (%.0f MiB, %s) at about %s, "
+			       "after about %.0f more requests" :
+			       " If this is llama-server's prompt cache (at most %.0f MiB: --cache-ram, "
+			       "%s), it levels off at about %s after about %.0f more requests",
 			v[0], cache_from(v[1]), B(a, v[2]), v[3]);
 	case M_CACHE_OOM_FIRST:
 		return put(buf, size, len,
@@ -496,6 +540,13 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			len = put(buf, size, len, "; --cache-ram %.0f MiB holds %.0f of %s at once",
 				  v[4], v[5], v[1] == v[2] ? "them" : "the largest");
 		return len;
+	case E_FIXED_STATE:
+		return put(
+			buf, size, len,
+			"each of its %.0f state copies was %s, for prompts of %.0f to %.0f "
+			"tokens: a fixed-size state (a recurrent or hybrid model), so each entry "
+			"costs the same whatever the prompt",
+			v[1], B(a, v[0]), v[2], v[3]);
 	case E_CHECKPOINTS:
 		return put(buf, size, len,
 			   "llama-server made %.0f context checkpoint%s of up to %s (%s in all), "

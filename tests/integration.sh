@@ -547,18 +547,33 @@ mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup &&
 	echo 536870912 >/sys/fs/cgroup/lim/memory.max &&
 	gpumemtrace -q --json -i 0.2 -- sh -c 'echo $$ >/sys/fs/cgroup/lim/cgroup.procs && exec workload --steps 20 --step-mib 4 --step-ms 100 --out /dev/null' >/tmp/cg.json
 echo "=== cgroup rc $?"
+# memory.high 96 MiB with swap (zram): past it the kernel swaps the heap
+# out, and the heap is RssAnon + VmSwap, as /proc says at the end
+for m in $(cat /lib/gmt-modules/order); do insmod /lib/gmt-modules/$m || echo "insmod $m failed"; done
+echo lzo-rle >/sys/block/zram0/comp_algorithm && echo 268435456 >/sys/block/zram0/disksize &&
+	mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 && mkdir /sys/fs/cgroup/high &&
+	echo 100663296 >/sys/fs/cgroup/high/memory.high && mkfifo /tmp/hold &&
+	{ gpumemtrace -q --json -i 0.2 -- sh -c 'echo $$ >/sys/fs/cgroup/high/cgroup.procs && exec workload --steps 20 --step-mib 8 --step-ms 50 --out /tmp/hw.json --hold /tmp/hold' >/tmp/high.json & } &&
+	i=0 && while [ ! -s /tmp/hw.json ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done &&
+	pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' /tmp/hw.json) &&
+	echo "=== high status $(awk '/^RssAnon:|^VmSwap:/ { s = s " " $2 * 1024 } END { print s }' /proc/$pid/status)" &&
+	echo go >/tmp/hold && wait
+echo "=== high rc $?"
 echo "=== workload"
 cat /tmp/wl.json
 echo "=== cgroup"
 cat /tmp/cg.json
+echo "=== high"
+cat /tmp/high.json
 echo "=== report"
 cat /tmp/r.json
 GUEST
-	"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
+	MODULES=zram "$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
 	expect 'grep -q "^=== rc 0" "$T/console"' "gpumemtrace ran in the guest: $(grep -v '^ ' "$T/console" | head -5)" ||
 		return 1
 	sed -n '/^=== workload/,/^=== cgroup$/p' "$T/console" | sed '1d;$d' >"$T/wl.json"
-	sed -n '/^=== cgroup$/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/cg.json"
+	sed -n '/^=== cgroup$/,/^=== high$/p' "$T/console" | sed '1d;$d' >"$T/cg.json"
+	sed -n '/^=== high$/,/^=== report/p' "$T/console" | sed '1d;$d' >"$T/high.json"
 	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$T/r.json"
 	# cgroup v2: the leak reaches memory.max of /lim first
 	expect 'grep -q "^=== cgroup rc 0" "$T/console" &&
@@ -566,6 +581,22 @@ GUEST
 		jq -e "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")][0].reasons |
 			index(\"runs_out_cgroup\") != null" "$T/cg.json" >/dev/null' \
 		"on cgroup v2, the leak reaches memory.max: $(grep "^=== cgroup rc" "$T/console"; jq -c "[.processes[0].memory_limit, [.findings[] | [.kind, .category, .reasons]]]" "$T/cg.json" 2>&1 | head -c 600)" ||
+		return 1
+	# memory.high with swap: the heap swapped out is still the heap's, and
+	# the limit is memory.high's
+	local st anon swap last
+	st=$(grep -oP '^=== high status \K.*' "$T/console")
+	read -r anon swap <<<"$st"
+	last=$(jq '[.findings[] | select(.category == "host_anon")][0].last_bytes' "$T/high.json" 2>/dev/null)
+	echo "# memory.high 96 MiB: RssAnon $anon, VmSwap $swap at the end; the heap's last level $last"
+	expect 'grep -q "^=== high rc 0" "$T/console" &&
+		[ "$(jq -c "[.processes[0].memory_limit | .cgroup, .file, .limit_bytes]" "$T/high.json")" = "[\"/high\",\"memory.high\",100663296]" ]' \
+		"memory.high read: $(grep "^=== high rc\|insmod" "$T/console"; jq -c .processes[0].memory_limit "$T/high.json" 2>&1 | head -c 300)" ||
+		return 1
+	expect '(( swap > 16 * MIB ))' "it swapped: VmSwap $swap" || return 1
+	expect '[ "$(jq -r "[.findings[] | select(.category == \"host_anon\")][0].where" "$T/high.json")" = "host heap (anonymous RSS + swap)" ] &&
+		(( last >= anon + swap - RSS_SLACK && last <= anon + swap + RSS_SLACK ))' \
+		"the heap is RssAnon + VmSwap ($((anon + swap))): $last, $(jq -c '[.findings[] | select(.category == "host_anon")][0] | [.where, .kind]' "$T/high.json")" ||
 		return 1
 	# the GPU API libraries, DRM modules and NVIDIA's driver are absent from
 	# this guest: said so, and skipped (test_vm_ttm_* loads the modules)

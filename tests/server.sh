@@ -350,6 +350,34 @@ test_server_full_cache_of_two_large_entries() {
 	check_state_saves
 }
 
+# many small entries: --cache-ram 8 holds about a dozen prompts of ~300
+# tokens of the smallest model; 40 requests fill it and the server drops
+# the oldest for each new one (its log). A bounded cache, whose entries that
+# fit are the server's
+test_server_full_cache_of_many_small_entries() {
+	need_llama_server || return 1
+	local f anon held made_room mib
+	start_server -np 1 -c 4096 -t 1 -lv 4 --cache-ram 8 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive_anon --requests 40 --tokens 4 --spread 0 --words 40 --word-spread 1 --stream no ||
+		return 1
+	anon=$ANON
+	held=$(grep -oP 'cache state: \K[0-9]+(?= prompts)' "$T/server.log" | tail -1)
+	mib=$(cache_state_mib)
+	made_room=$(grep -c 'making room for prompt cache entry' "$T/server.log")
+	echo "# the server's log: $made_room entries dropped to make room, $held held ($mib MiB) at the end"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$made_room" -gt 10 ] && [ "$(jqr .kind <<<"$f")" = bounded_cache ]' \
+		"a full cache of many entries: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
+	# entries grow with the prompt here: the largest fit fewer than the log holds
+	expect '(( $(jqr .cache_entries_fit <<<"$f") >= held - 3 && $(jqr .cache_entries_fit <<<"$f") <= held ))' \
+		"$(jqr .cache_entries_fit <<<"$f") of the largest fit, the server held $held" || return 1
+	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
+		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1
+	check_state_saves
+}
+
 # field report 2's mechanism on the real server: a recurrent model (mamba2,
 # written at test time) stores the same state whatever the prompt, and a
 # context checkpoint of it beside each entry; --cache-ram 40 holds a few

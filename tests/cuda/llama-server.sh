@@ -10,8 +10,11 @@
 #   4. a context too big for the GPU (--fit off): the first verdict is the
 #      failing cudaMalloc, then the exit;
 #   5. steady servers (prompt cache off; graphs on and off; one slot and
-#      four): no leak and no cache verdict, whatever else moves.
+#      four): no leak and no cache verdict, whatever else moves;
+#   6. the prompt cache at its default --cache-ram (8 GiB), 15 requests: the
+#      cache filling, not a leak, against the server's log.
 # Usage: sudo tests/cuda/llama-server.sh SRC.tar.gz MODEL.gguf [GPUMEMTRACE]
+#   CASES="cuda_cache_default ...": only those cases
 #   (needs nvcc, cmake, ninja and python3; the reports and tables end up in
 #   $OUT/cuda-llama-server.tar.gz, or /tmp without OUT)
 set -u
@@ -31,7 +34,7 @@ trap 'pkill -x llama-server; tar -czf "${OUT:-/tmp}/cuda-llama-server.tar.gz" -C
 build() {
 	echo "== building llama-server with CUDA ($(nproc) jobs)"
 	mkdir -p "$work/src"
-	tar -xzf "$src" -C "$work/src"
+	tar -xf "$src" -C "$work/src"
 	t0=$(date +%s)
 	cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
 		-DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
@@ -56,6 +59,7 @@ need_llama_server() { :; }
 case_() {
 	local name=$1 rc
 	shift
+	[ -z "${CASES:-}" ] || [[ " $CASES " == *" $name "* ]] || return 0
 	T=$work/$name
 	mkdir -p "$T"
 	cp "$model" "$T/tiny.gguf"
@@ -134,6 +138,26 @@ sys.exit(1 if any(x["kind"] in ("leak", "bounded_cache") for x in f) else 0)
 PY
 }
 
+# the prompt cache at its default limit, far off: filling, not a leak; the
+# entries and their size against the server's log (-lv 4)
+cache_default() {
+	start_server -np 1 -c 4096 -ngl 99 -lv 4 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests 15 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	grep 'cache state:' "$T/server.log" | tail -1
+	python3 - "$T/gmt.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = [x for x in r["findings"] if x["category"] == "host_anon"]
+print("verdicts:", [(x["kind"], x["category"], x["reason"]) for x in r["findings"]])
+print("host heap:", f[0]["message"][:900] if f else None)
+print("state copies:", r["processes"][0].get("llama_state"))
+sys.exit(0 if f and f[0]["kind"] == "bounded_cache" and
+         f[0]["reason"] in ("cache_filling", "role_filling") else 1)
+PY
+}
+
+case_ cuda_cache_default cache_default
 case_ cuda_steady_graphs_on steady 1
 GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_steady_graphs_off steady 1
 case_ cuda_steady_four_slots steady 4

@@ -160,6 +160,7 @@ enum role_bound {
 struct finding_role {
 	char role[24];
 	double bytes; /* of the growth: held, or first touched (sampled) */
+	double held;  /* its share of what the level rose by */
 	__u64 count;
 	enum role_bound bound;
 	double bound_bytes; /* NAN where no figure bounds it */

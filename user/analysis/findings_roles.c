@@ -66,6 +66,7 @@ void findings__roles(const struct model *m, const struct model_proc *p,
 		     const struct finding_stack *s, size_t n, struct finding *f)
 {
 	struct finding_role *v = f->role_v, t;
+	double total, rise;
 	struct llama_conf c;
 	bool llama = llama_conf__read(p, &c), any = false;
 	size_t i, k;
@@ -95,6 +96,14 @@ void findings__roles(const struct model *m, const struct model_proc *p,
 		f->nr_roles = 0;
 		return;
 	}
+	/* first touches count memory made again after it was freed (each new
+	 * cache entry, the one it replaced gone): what a role holds now is its
+	 * share of the rise */
+	for (total = 0, i = 0; i < f->nr_roles; i++)
+		total += v[i].bytes;
+	rise = isfinite(f->last - f->first) ? fmax(0, f->last - f->first) : total;
+	for (i = 0; i < f->nr_roles; i++)
+		v[i].held = total > rise ? v[i].bytes * rise / total : v[i].bytes;
 	/* biggest first, "other" last */
 	for (i = 0; i < f->nr_roles; i++)
 		for (k = i + 1; k < f->nr_roles; k++)
@@ -121,7 +130,7 @@ enum roles_verdict findings__roles_verdict(const struct finding *f, const struct
 
 		/* past its bound, with room for what the allocator keeps of
 		 * the entries it dropped: a finding of its own, never "bounded" */
-		if (isfinite(r->bound_bytes) && r->bytes > 1.25 * r->bound_bytes) {
+		if (isfinite(r->bound_bytes) && r->held > 1.25 * r->bound_bytes) {
 			*top = r;
 			return ROLES_PAST_BOUND;
 		}
@@ -154,7 +163,7 @@ size_t findings__roles_text(const struct finding *f, char *buf, size_t size)
 		const struct finding_role *r = &f->role_v[i];
 
 		len += snprintf(buf + len, size - len, "%s%s %s", i ? ", " : "", r->role,
-				fmt_bytes(a, sizeof(a), r->bytes));
+				fmt_bytes(a, sizeof(a), r->held));
 		if (len >= size)
 			break;
 		switch (r->bound) {

@@ -218,7 +218,7 @@ static void roles_say(struct finding *f, enum roles_verdict roles, const struct 
 	if (roles == ROLES_PAST_BOUND) {
 		finding__num(f, "role_bound_bytes", top->bound_bytes);
 		SAY(f, M_ROLE_PAST_BOUND, SAY_S(top->role, findings__bound_name(top->bound)),
-		    top->bytes, top->bound_bytes, share(f, top));
+		    top->held, top->bound_bytes, share(f, top));
 		return;
 	}
 	if (roles != ROLES_UNBOUNDED)
@@ -496,6 +496,14 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 				&say, f);
 		break;
 	case SHAPE_SETTLED:
+		/* a cache of many small entries fills as a slowing curve: the
+		 * server's calls say it is full */
+		if (findings__llama_cache_full(p, j, f)) {
+			f->kind = F_BOUNDED;
+			f->ceiling = j->r.ceiling;
+			attribute(m, p, j, from, j->ts[j->n - 1], f);
+			break;
+		}
 		f->ceiling = j->r.ceiling;
 		f->since_request = j->per_request ? judged__req_no(j, j->r.change_at) : 0;
 		f->since_s = model__secs(m, j->ts[j->r.change_at]);
@@ -544,7 +552,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			SAY(f, M_ROSE_HELD, SAY_S(j->c.text), j->y[j->n - 1] - j->y[0],
 			    100 * (j->y[j->n - 1] - j->y[0]) / j->y[0], j->y[0], j->y[j->n - 1],
 			    j->n, j->per_request);
-			findings__llama_host(m, p, j, f, true);
+			/* the prompt cache grows with requests, not at start-up */
+			if (j->per_request)
+				findings__llama_host(m, p, j, f, true);
 			break;
 		}
 		steady_message(j, f);

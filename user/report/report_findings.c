@@ -258,6 +258,7 @@ static struct json_object *finding_json(const struct model *m, const struct find
 		s = json_object_new_object();
 		add(s, "role", str(f->role_v[i].role));
 		add(s, "bytes", bytesq(f->role_v[i].bytes));
+		add(s, "held_bytes", bytesq(f->role_v[i].held));
 		add(s, "count", u64(f->role_v[i].count));
 		add(s, "bound", str(findings__bound_name(f->role_v[i].bound)));
 		add(s, "bound_bytes", bytesq(f->role_v[i].bound_bytes));

@@ -550,7 +550,7 @@ echo "=== cgroup rc $?"
 # memory.high 96 MiB with swap (zram): past it the kernel swaps the heap
 # out, and the heap is RssAnon + VmSwap, as /proc says at the end
 for m in $(cat /lib/gmt-modules/order); do insmod /lib/gmt-modules/$m || echo "insmod $m failed"; done
-echo lzo-rle >/sys/block/zram0/comp_algorithm && echo 268435456 >/sys/block/zram0/disksize &&
+echo 268435456 >/sys/block/zram0/disksize &&
 	mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 && mkdir /sys/fs/cgroup/high &&
 	echo 100663296 >/sys/fs/cgroup/high/memory.high && mkfifo /tmp/hold &&
 	{ gpumemtrace -q --json -i 0.2 -- sh -c 'echo $$ >/sys/fs/cgroup/high/cgroup.procs && exec workload --steps 20 --step-mib 8 --step-ms 50 --out /tmp/hw.json --hold /tmp/hold' >/tmp/high.json & } &&

@@ -173,7 +173,7 @@ size_t findings__roles_text(const struct finding *f, char *buf, size_t size)
 				len += snprintf(buf + len, size - len, " (of %s %s)",
 						r->bound == ROLE_CACHE_RAM ?
 							"--cache-ram" :
-							"its checkpoints' most,",
+							"--ctx-checkpoints and --cache-ram,",
 						fmt_bytes(b, sizeof(b), r->bound_bytes));
 			else
 				len += snprintf(buf + len, size - len, " (no limit set)");

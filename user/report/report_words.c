@@ -55,7 +55,7 @@ static const char *bound_words(const char *name)
 {
 	return !strcmp(name, "cache_ram")	? "--cache-ram" :
 	       !strcmp(name, "ctx_checkpoints") ? "--ctx-checkpoints a slot, of the size the "
-						  "server made them" :
+						  "server made them, and --cache-ram" :
 	       !strcmp(name, "per_shape")	? "buffers made once per graph or image shape "
 						  "and reused" :
 	       !strcmp(name, "at_load")		? "sized at load" :

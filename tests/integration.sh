@@ -1178,7 +1178,7 @@ test_replay_live_plays_a_recording() {
 	"$GMT" replay --live --speed 50 "$T/h.gmt" >"$T/r.txt" 2>"$T/err" || return 1
 	expect '[ "$(grep -c "^gpumemtrace: " "$T/err")" -ge 2 ]' "lines as it plays: $(cat "$T/err")" ||
 		return 1
-	expect 'grep -q "leak host_anon" "$T/err"' "the verdict appears while it plays" || return 1
+	expect 'grep -q "bounded_cache host_anon" "$T/err"' "the verdict appears while it plays" || return 1
 	"$GMT" replay "$T/h.gmt" >"$T/plain.txt" || return 1
 	expect 'cmp -s "$T/r.txt" "$T/plain.txt"' "the same report as a plain replay" || return 1
 	expect '! "$GMT" replay --speed 2 "$T/h.gmt" 2>/dev/null' "--speed needs --live" || return 1

@@ -464,6 +464,47 @@ test_server_prompt_cache_projection() {
 	check_state_saves
 }
 
+# llama-server killed by a SIGSEGV sent while it streams an answer: the
+# exit verdict says who sent it (the subshell that called kill), the thread
+# that took it with its stack, and the request in flight (the one the
+# client had open, as the server's log and the client say)
+test_server_killed_while_serving_names_the_request() {
+	need_llama_server || return 1
+	local f sender rc client
+	start_server -np 1 -c 2048 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	rm -f "$T/stream.fifo"
+	mkfifo "$T/stream.fifo"
+	python3 "$ROOT/tests/llama/stream.py" "$PORT" >"$T/stream.fifo" 2>&1 &
+	client=$!
+	exec 5<"$T/stream.fifo"
+	IFS= read -r -t 60 line <&5
+	expect '[ "$line" = streaming ]' "the answer streams: $line" || { kill "$client"; return 1; }
+	sender=$(sh -c 'kill -SEGV "$1"; echo $$' sh "$SERVER_PID")
+	wait "$SERVER_PID"
+	rc=$?
+	IFS= read -r -t 60 line <&5
+	exec 5<&-
+	wait "$client"
+	wait_tracer || return 1
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# the client: $line; $(jqr .message <<<"$f")"
+	expect '[ "$rc" = 139 ] && [ "$(jqr .signal <<<"$f")" = 11 ]' "SIGSEGV: status $rc, $(jq -c .signal <<<"$f")" ||
+		return 1
+	expect '[ "$(jqr .sender_pid <<<"$f")" = "$sender" ] && [ "$(jqr .signal_code <<<"$f")" = 0 ]' \
+		"sent by $sender (SI_USER): $(jq -c '[.sender_pid, .signal_code]' <<<"$f")" || return 1
+	expect '[ "$(jqr .requests_in_flight <<<"$f")" = 1 ] && [ "$(jqr .request_in_flight <<<"$f")" = 1 ] &&
+		[ "$(jqr '.processes[0].requests[0].path' "$T/gmt.out")" = /completion ] &&
+		jq -e ".message | test(\"serving request 1 \\\\(POST /completion\\\\)\")" <<<"$f" >/dev/null' \
+		"the request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")" || return 1
+	# the thread that took it, one of the server's, with its stack (a thread
+	# just back from a probed call stands in the kernel's uprobe trampoline,
+	# which no file describes: its stack is that one address)
+	echo "# its stack: $(jq -c '[.stacks[0].stack[]? | .symbol // .ip]' <<<"$f")"
+	expect '[ -n "$(jqr .thread <<<"$f")" ] && (( $(jq ".stacks[0].stack | length" <<<"$f") >= 1 ))' \
+		"the thread and its stack: $(jq -c "[.thread, .stacks[0].stack]" <<<"$f")"
+}
+
 # --cache-ram 0: nothing advises the cache
 test_server_cache_off_never_advises_cache_ram() {
 	need_llama_server || return 1

@@ -42,6 +42,7 @@ enum gmt_type {
 	GMT_EV_CGROUP = 29,	 /* user: the process's cgroup (v2), at attach */
 	GMT_EV_MEM_LIMIT = 30,	 /* user: its cgroup's memory limit and use, each interval */
 	GMT_EV_LLAMA_STATE = 31, /* llama.cpp copied a sequence's state out or in */
+	GMT_EV_SIGNAL = 32,	 /* a fatal signal delivered to a target's thread */
 	GMT_EV_MAX,
 };
 
@@ -214,6 +215,22 @@ struct gmt_exit {
 	__s32 exit_code;  /* as wait(2) reports it */
 	__u32 group_dead; /* last thread: the process is gone */
 	char comm[GMT_COMM_LEN];
+};
+
+/* signal:signal_deliver of a signal whose action is the default and
+ * kills (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS), in the
+ * thread it is delivered to: for a fault, the faulting thread. A USTACK
+ * record of that thread comes just before it; stack_id is set in user
+ * space (0: none). addr: the faulting address of SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE (siginfo's si_addr), else 0. */
+struct gmt_signal {
+	struct gmt_hdr hdr;
+	__s32 sig;
+	__s32 code; /* si_code: SEGV_MAPERR, SI_TKILL, ... */
+	__u64 addr;
+	__u32 stack_id;
+	__u32 sender; /* the sending process for a signal sent (SI_USER, SI_TKILL), else 0 */
+	char comm[GMT_COMM_LEN]; /* the thread's name */
 };
 
 /* kmem:rss_stat members */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* process lifecycle of the targets: exec, new threads and children, exit */
 #include "gmt.bpf.h"
+#include "ustack.bpf.h"
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(tp_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -66,5 +67,47 @@ int BPF_PROG(tp_sched_process_exit, struct task_struct *p)
 	gmt_submit(e);
 	if (last && follow_forks)
 		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/* signals whose default action kills the process with a core: the ones a
+ * crash is made of */
+#define FATAL_SIGS                                                                \
+	((1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 11) | \
+	 (1u << 31)) /* ILL TRAP ABRT BUS FPE SEGV SYS */
+
+/* A fatal signal delivered to a target's thread, with the default action:
+ * the thread that faulted (or called abort) is current, so its stack is
+ * the crash's. Its slice goes out first, then the record. */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(tp_signal_deliver, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct ustack_scratch *s;
+	struct gmt_signal *e;
+	int code;
+
+	if (sig <= 0 || sig > 31 || !(FATAL_SIGS & (1u << sig)) || !gmt_is_target(tgid) ||
+	    BPF_CORE_READ(ka, sa.sa_handler))
+		return 0;
+	s = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (s)
+		send_redacted((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), tgid,
+			      s, GMT_SRC_PROC);
+	e = gmt_reserve(sizeof(*e), GMT_EV_SIGNAL, GMT_SRC_PROC);
+	if (!e)
+		return 0;
+	code = BPF_CORE_READ(info, si_code);
+	e->sig = sig;
+	e->code = code;
+	e->addr = 0;
+	e->sender = 0;
+	e->stack_id = 0;
+	if (code > 0 && sig != 6 && sig != 5 && sig != 31)
+		e->addr = (__u64)BPF_CORE_READ(info, _sifields._sigfault._addr);
+	else if (code <= 0)
+		e->sender = BPF_CORE_READ(info, _sifields._kill._pid);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	gmt_submit(e);
 	return 0;
 }

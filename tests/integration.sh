@@ -65,6 +65,50 @@ test_attach_pid_until_exit() {
 	expect '[ "$(jqr ".processes[0].pid" "$T/gmt.out")" = "$WL_PID" ]'
 }
 
+# A crash, explained: the workload's HTTP thread dereferences NULL while it
+# serves its third request (--crash). The exit verdict names the signal, the
+# thread that faulted (the tid the workload logged), where (its stack, by
+# call frame information), the address, and the request in flight; the
+# shell's wait status is the truth for the signal. Spawned and with -p.
+test_crash_names_the_thread_its_stack_and_the_request() {
+	need_root
+	local mode f rc tid
+	for mode in spawn attach; do
+		rm -f "$T/go" "$T/wl.err"
+		if [ $mode = spawn ]; then
+			"$GMT" -q --json -i 0.2 -- "$WL" --steps 2 --step-mib 1 --http 3 --crash \
+				>"$T/gmt.out" 2>"$T/wl.err"
+			expect '[ -s "$T/gmt.out" ]' "a report: $(tail -3 "$T/wl.err")" || return 1
+		else
+			mkfifo "$T/go"
+			"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 --crash 2>"$T/wl.err" &
+			WL_PID=$!
+			start_tracer --json -i 0.2 -p "$WL_PID" || return 1
+			echo go >"$T/go"
+			wait "$WL_PID"
+			rc=$?
+			wait_tracer || return 1
+			expect '[ "$rc" = 139 ]' "the shell saw SIGSEGV: status $rc" || return 1
+		fi
+		tid=$(grep -oP 'http_server tid \K[0-9]+' "$T/wl.err")
+		f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+		echo "# $mode: $(jqr .message <<<"$f")"
+		expect '[ "$(jqr .signal <<<"$f")" = 11 ] && [ -n "$tid" ] && [ "$(jqr .thread_id <<<"$f")" = "$tid" ] &&
+			[ "$(jqr .thread <<<"$f")" = workload ]' \
+			"$mode: SIGSEGV in the thread the workload named ($tid): $(jq -c '[.signal, .thread_id, .thread]' <<<"$f")" ||
+			return 1
+		# SEGV_MAPERR at address 0, in crash_here called by http_server
+		expect '[ "$(jqr .signal_code <<<"$f")" = 1 ] && [ "$(jqr .fault_address <<<"$f")" = 0 ] &&
+			[ "$(jq -c "[.stacks[0].stack[0:2][].symbol]" <<<"$f")" = "[\"crash_here\",\"http_server\"]" ]' \
+			"$mode: where: $(jq -c '[.signal_code, .fault_address, [.stacks[0].stack[]?.symbol]]' <<<"$f")" ||
+			return 1
+		expect '[ "$(jqr .requests_in_flight <<<"$f")" = 1 ] && [ "$(jqr .request_in_flight <<<"$f")" = 3 ] &&
+			jq -e ".message | test(\"serving request 3 \\\\(GET /health\\\\)\")" <<<"$f" >/dev/null' \
+			"$mode: the request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")" ||
+			return 1
+	done
+}
+
 # -p PID, and the pid comes back as another process as soon as the target
 # exits (tests/pidat: clone3 with set_tid): the tracer ends with the target,
 # and the new process's 64 MiB is in none of its figures

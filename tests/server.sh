@@ -434,6 +434,42 @@ test_server_recurrent_fixed_entries_fill_the_cache() {
 	check_state_saves
 }
 
+# field report 2's own architecture: a hybrid (qwen35, written at test
+# time: gated delta net layers, every fourth attention). Each context
+# checkpoint is its recurrent state, the same size whatever the prompt; each
+# entry that state and the attention layer's cache, which grows with the
+# prompt. --cache-ram 8 fills and drops entries: a bounded cache, with the
+# checkpoints counted and sized as the server's log says
+test_server_hybrid_model_cache_of_recurrent_states() {
+	need_llama_server || return 1
+	local f anon made_room ckpts ckpt_mib
+	TINY_ARGS="--arch qwen35 --embd 256 --layers 4 --state 128 --ctx 4096" start_server \
+		-np 1 -c 4096 -t 1 -lv 4 --cache-ram 8 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive_anon --requests 20 --tokens 4 --spread 0 --words 30 --word-spread 12 --stream no ||
+		return 1
+	anon=$ANON
+	made_room=$(grep -c 'making room for prompt cache entry' "$T/server.log")
+	ckpts=$(grep -c 'created context checkpoint' "$T/server.log")
+	ckpt_mib=$(grep -oP 'created context checkpoint .*size = \K[0-9.]+' "$T/server.log" | sort -u |
+		tr '\n' ' ')
+	echo "# the server's log: $ckpts checkpoints of $ckpt_mib MiB, $made_room entries dropped," \
+		"$(grep -oP 'cache state: \K[0-9]+ prompts, [0-9.]+ MiB' "$T/server.log" | tail -1) at the end"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$(wc -w <<<"$ckpt_mib")" = 1 ] && [ "$made_room" -gt 0 ]' \
+		"one checkpoint size in the log, entries dropped: $ckpt_mib, $made_room" || return 1
+	expect '[ "$(jqr .processes[0].llama_state.checkpoints "$T/gmt.out")" = "$ckpts" ] &&
+		jq -e --argjson m "${ckpt_mib% }" ".processes[0].llama_state.checkpoint_max_bytes / 1048576 - \$m | fabs < 0.001" "$T/gmt.out" >/dev/null' \
+		"$ckpts checkpoints of $ckpt_mib MiB by the log: $(jq -c '.processes[0].llama_state | [.checkpoints, .checkpoint_max_bytes]' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jqr .kind <<<"$f")" = bounded_cache ]' \
+		"a bounded cache: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
+	expect 'jq -e --argjson a "$anon" ".last_bytes - \$a | fabs <= 0.02 * \$a" <<<"$f" >/dev/null' \
+		"its level $(jq .last_bytes <<<"$f"), /proc says $anon" || return 1
+	check_state_saves
+}
+
 # the default limit is far off: the growth goes on, and the verdict says
 # where the cache would stop it and after how many more requests, from the
 # entry size; with a limit bigger than the machine's memory (64 GiB here),
@@ -487,6 +523,47 @@ test_server_prompt_cache_filling_at_the_default_limit() {
 		"full after $(jq .requests_to_cache_full <<<"$f") more requests; the server's $n entries ($entry MiB each) say $want" ||
 		return 1
 	check_state_saves
+}
+
+# llama-server killed by a SIGSEGV sent while it streams an answer: the
+# exit verdict says who sent it (the subshell that called kill), the thread
+# that took it with its stack, and the request in flight (the one the
+# client had open, as the server's log and the client say)
+test_server_killed_while_serving_names_the_request() {
+	need_llama_server || return 1
+	local f sender rc client
+	start_server -np 1 -c 2048 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	rm -f "$T/stream.fifo"
+	mkfifo "$T/stream.fifo"
+	python3 "$ROOT/tests/llama/stream.py" "$PORT" >"$T/stream.fifo" 2>&1 &
+	client=$!
+	exec 5<"$T/stream.fifo"
+	IFS= read -r -t 60 line <&5
+	expect '[ "$line" = streaming ]' "the answer streams: $line" || { kill "$client"; return 1; }
+	sender=$(sh -c 'kill -SEGV "$1"; echo $$' sh "$SERVER_PID")
+	wait "$SERVER_PID"
+	rc=$?
+	IFS= read -r -t 60 line <&5
+	exec 5<&-
+	wait "$client"
+	wait_tracer || return 1
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# the client: $line; $(jqr .message <<<"$f")"
+	expect '[ "$rc" = 139 ] && [ "$(jqr .signal <<<"$f")" = 11 ]' "SIGSEGV: status $rc, $(jq -c .signal <<<"$f")" ||
+		return 1
+	expect '[ "$(jqr .sender_pid <<<"$f")" = "$sender" ] && [ "$(jqr .signal_code <<<"$f")" = 0 ]' \
+		"sent by $sender (SI_USER): $(jq -c '[.sender_pid, .signal_code]' <<<"$f")" || return 1
+	expect '[ "$(jqr .requests_in_flight <<<"$f")" = 1 ] && [ "$(jqr .request_in_flight <<<"$f")" = 1 ] &&
+		[ "$(jqr '.processes[0].requests[0].path' "$T/gmt.out")" = /completion ] &&
+		jq -e ".message | test(\"serving request 1 \\\\(POST /completion\\\\)\")" <<<"$f" >/dev/null' \
+		"the request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")" || return 1
+	# the thread that took it, one of the server's, with its stack (a thread
+	# just back from a probed call stands in the kernel's uprobe trampoline,
+	# which no file describes: its stack is that one address)
+	echo "# its stack: $(jq -c '[.stacks[0].stack[]? | .symbol // .ip]' <<<"$f")"
+	expect '[ -n "$(jqr .thread <<<"$f")" ] && (( $(jq ".stacks[0].stack | length" <<<"$f") >= 1 ))' \
+		"the thread and its stack: $(jq -c "[.thread, .stacks[0].stack]" <<<"$f")"
 }
 
 # --cache-ram 0: nothing advises the cache

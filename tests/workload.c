@@ -23,6 +23,8 @@
  *               workload-nofp)
  * --fill-read   fill the entries with read(2) from /dev/zero: the kernel
  *               touches them first
+ * --crash       the HTTP server thread (--http) dereferences NULL while it
+ *               serves the last request, in crash_here < http_server
  * --secret      the steps run below a frame whose 8 KiB of stack hold
  *               "SECRET-REQUEST-BYTES!" over and over, as a server's
  *               stack holds a request: none of it may leave the kernel
@@ -38,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,6 +246,13 @@ static void read_msg(int fd, size_t len)
 }
 
 static long http_n;
+static int http_crash;
+
+/* a crash in code of the program's own: a fault reading address 0 */
+__attribute__((noinline)) static int crash_here(volatile int *p)
+{
+	return *p;
+}
 
 static void *http_server(void *arg)
 {
@@ -253,8 +263,13 @@ static void *http_server(void *arg)
 		perror("accept");
 		exit(2);
 	}
+	/* the truth for a crash's thread */
+	if (http_crash)
+		fprintf(stderr, "http_server tid %ld\n", (long)syscall(SYS_gettid));
 	for (i = 0; i < http_n; i++) {
 		read_msg(fd, sizeof(http_req) - 1);
+		if (http_crash && i == http_n - 1)
+			crash_here(NULL);
 		if (write(fd, http_resp, sizeof(http_resp) - 1) != sizeof(http_resp) - 1)
 			exit(2);
 	}
@@ -335,6 +350,8 @@ int main(int argc, char **argv)
 			churn_kib = atol(v) > 4 ? atol(v) : 4, i++;
 		else if (!strcmp(argv[i], "--spawn"))
 			spawn_n = atol(v), i++;
+		else if (!strcmp(argv[i], "--crash"))
+			http_crash = 1;
 		else if (!strcmp(argv[i], "--http"))
 			http_reqs = atol(v), i++;
 		else if (!strcmp(argv[i], "--threads"))

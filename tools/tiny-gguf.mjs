@@ -4,9 +4,11 @@
 // llama.cpp without downloading a model: an SPM tokenizer made of the three
 // special tokens and the 256 byte tokens, F32 tensors. A llama-architecture
 // model, or with --arch mamba2 a recurrent one (its state is --state values
-// a channel, the same size whatever the prompt: field report 2's entries).
-// Names and shapes: src/models/llama.cpp and mamba2.cpp, src/llama-arch.cpp.
-//   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2] [--embd 256] [--layers 2]
+// a channel, the same size whatever the prompt: field report 2's entries),
+// or with --arch qwen35 report 2's own hybrid: gated delta net layers, every
+// fourth one attention. Names and shapes: src/models/llama.cpp, mamba2.cpp
+// and qwen35.cpp, src/llama-arch.cpp.
+//   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35] [--embd 256] [--layers 2]
 //        [--ff 512] [--ctx 512] [--state 16] [--seed 1]
 import { writeFileSync } from "node:fs";
 
@@ -18,8 +20,8 @@ const opt = (name, def) => {
 };
 const ai = args.indexOf("--arch");
 const arch = ai >= 0 ? args[ai + 1] : "llama";
-if (!out || !["llama", "mamba2"].includes(arch)) {
-	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--seed N]");
+if (!out || !["llama", "mamba2", "qwen35"].includes(arch)) {
+	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--seed N]");
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
@@ -27,6 +29,11 @@ const nCtx = opt("ctx", 512), nHead = 4;
 // mamba2: an inner width of twice the embedding in heads of 64, one group
 const dConv = 4, dInner = 2 * nEmbd, dState = opt("state", 16), nGroup = 1;
 const dtRank = Math.max(1, dInner / 64), convDim = dInner + 2 * nGroup * dState;
+// qwen35: heads of 64; the delta net's keys in 2 heads and values in 4, of
+// --state each; layer i is attention where (i + 1) % 4 == 0
+const headDim = 64, qHeads = nEmbd / headDim, kHeads = 2, vHeads = 4;
+const keyDim = dState * kHeads, valueDim = dState * vHeads, qConvDim = 2 * keyDim + valueDim;
+const isAttn = (i) => (i + 1) % 4 === 0;
 let seed = opt("seed", 1) >>> 0 || 1;
 
 // vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback)
@@ -60,6 +67,23 @@ const kv = [
 		["llama.attention.layer_norm_rms_epsilon", F32, 1e-5],
 		["llama.rope.dimension_count", U32, nEmbd / nHead],
 		["llama.vocab_size", U32, nVocab],
+	] : arch === "qwen35" ? [
+		["qwen35.feed_forward_length", U32, nFf],
+		["qwen35.attention.head_count", U32, qHeads],
+		["qwen35.attention.head_count_kv", U32, qHeads],
+		["qwen35.attention.key_length", U32, headDim],
+		["qwen35.attention.value_length", U32, headDim],
+		["qwen35.attention.layer_norm_rms_epsilon", F32, 1e-6],
+		["qwen35.rope.dimension_count", U32, headDim],
+		["qwen35.rope.dimension_sections", ARR, [I32, [11, 11, 10, 0]]],
+		["qwen35.rope.freq_base", F32, 10000000],
+		["qwen35.ssm.conv_kernel", U32, dConv],
+		["qwen35.ssm.inner_size", U32, valueDim],
+		["qwen35.ssm.state_size", U32, dState],
+		["qwen35.ssm.time_step_rank", U32, vHeads],
+		["qwen35.ssm.group_count", U32, kHeads],
+		["qwen35.full_attention_interval", U32, 4],
+		["qwen35.vocab_size", U32, nVocab],
 	] : [
 		["mamba2.ssm.conv_kernel", U32, dConv],
 		["mamba2.ssm.inner_size", U32, dInner],
@@ -96,6 +120,25 @@ const tensors = [["token_embd.weight", [nEmbd, nVocab]], ["output_norm.weight", 
 	["output.weight", [nEmbd, nVocab]]];
 for (let i = 0; i < nLayer; i++) {
 	const p = `blk.${i}.`;
+	if (arch === "qwen35") {
+		tensors.push([p + "attn_norm.weight", [nEmbd]], [p + "post_attention_norm.weight", [nEmbd]]);
+		if (isAttn(i))
+			tensors.push([p + "attn_q.weight", [nEmbd, 2 * headDim * qHeads]],
+				[p + "attn_k.weight", [nEmbd, headDim * qHeads]],
+				[p + "attn_v.weight", [nEmbd, headDim * qHeads]],
+				[p + "attn_output.weight", [headDim * qHeads, nEmbd]],
+				[p + "attn_q_norm.weight", [headDim]], [p + "attn_k_norm.weight", [headDim]]);
+		else
+			tensors.push([p + "attn_qkv.weight", [nEmbd, qConvDim]],
+				[p + "attn_gate.weight", [nEmbd, valueDim]],
+				[p + "ssm_conv1d.weight", [dConv, qConvDim]], [p + "ssm_dt.bias", [vHeads]],
+				[p + "ssm_a", [vHeads]], [p + "ssm_beta.weight", [nEmbd, vHeads]],
+				[p + "ssm_alpha.weight", [nEmbd, vHeads]], [p + "ssm_norm.weight", [dState]],
+				[p + "ssm_out.weight", [valueDim, nEmbd]]);
+		tensors.push([p + "ffn_gate.weight", [nEmbd, nFf]], [p + "ffn_up.weight", [nEmbd, nFf]],
+			[p + "ffn_down.weight", [nFf, nEmbd]]);
+		continue;
+	}
 	if (arch === "mamba2") {
 		tensors.push([p + "attn_norm.weight", [nEmbd]],
 			[p + "ssm_in.weight", [nEmbd, dInner + convDim + dtRank]],

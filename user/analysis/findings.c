@@ -124,6 +124,8 @@ const char *findings__say_name(enum say code)
 		[M_DECODE_NOT_FELL] = "decode_not_fell",
 		[M_DECODE_NO_RATES] = "decode_no_rates",
 		[M_EXIT] = "exit",
+		[M_CRASH_THREAD] = "crash_thread",
+		[M_CRASH_SERVING] = "crash_serving",
 		[E_STEP_SPREAD] = "step_spread",
 		[E_STEP_FOLLOWS] = "step_follows",
 		[E_STEP_NOT_FOLLOWS] = "step_not_follows",

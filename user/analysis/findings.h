@@ -99,6 +99,8 @@ enum say {
 	M_DECODE_NO_RATES,
 	/* exits (findings_exit.c) */
 	M_EXIT, /* s comm how; v killed seconds requests answered total after_failure failed_size */
+	M_CRASH_THREAD,	 /* s thread frames (NULL: no stack); v tid code addr sender self sig */
+	M_CRASH_SERVING, /* s the requests; v how many */
 	/* evidence */
 	E_STEP_SPREAD,	    /* v cv */
 	E_STEP_FOLLOWS,	    /* v tau */

@@ -2,9 +2,105 @@
 /* a process that died (a signal, a failing exit status) is a verdict of its
  * own, with when it happened against its requests and its last failure */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "findings.h"
+
+/* where the crashing thread was: its first frames past the C library's
+ * own (raise, abort, pthread_kill say only that abort was called) */
+static void crash_label(const struct model *m, __u32 stack_id, char *buf, size_t size)
+{
+	const struct model_stack *st = stack_id ? model__stack(m, stack_id) : NULL;
+	size_t i, from = 0, len = 0, shown = 0;
+
+	buf[0] = 0;
+	if (!st || !st->nr_frames)
+		return;
+	for (i = 0; i < st->nr_frames; i++) {
+		const char *mod = st->frames[i].module ? strrchr(st->frames[i].module, '/') : NULL;
+
+		mod = mod ? mod + 1 : st->frames[i].module ? st->frames[i].module : "";
+		if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5) &&
+		    strncmp(mod, "libpthread", 10))
+			break;
+	}
+	from = i < st->nr_frames ? i : 0;
+	for (i = from; i < st->nr_frames && shown < 3 && len < size; i++) {
+		const struct model_frame *fr = &st->frames[i];
+		const char *sep = shown++ ? " < " : "";
+
+		/* a stripped frame: its file and offset; none: its address (the
+		 * kernel's uprobe trampoline, right after a probed call returned,
+		 * is in no file, and is as far as the unwinder gets) */
+		if (fr->sym && fr->sym[0])
+			len += snprintf(buf + len, size - len, "%s%s", sep, fr->sym);
+		else if (fr->module && fr->module[0])
+			len += snprintf(buf + len, size - len, "%s%s+0x%llx", sep, fr->module,
+					(unsigned long long)fr->sym_off);
+		else
+			len += snprintf(buf + len, size - len, "%s0x%llx", sep,
+					(unsigned long long)fr->ip);
+	}
+}
+
+/* the requests open when it died: begun, not yet answered in full */
+static size_t in_flight(const struct model_proc *p, __u64 at, char *buf, size_t size, double *first)
+{
+	size_t i, n = 0, len = 0;
+
+	buf[0] = 0;
+	*first = 0;
+	for (i = 0; i < p->nr_reqs; i++) {
+		const struct model_request *r = &p->reqs[i];
+
+		if (r->start_ts > at || (r->done && r->end_ts <= at))
+			continue;
+		if (!n++)
+			*first = r->nth;
+		if (n <= 3 && len < size)
+			len += snprintf(buf + len, size - len, "%s%llu (%s %s)", n > 1 ? ", " : "",
+					(unsigned long long)r->nth, r->method, r->path);
+	}
+	if (n > 3 && len < size)
+		snprintf(buf + len, size - len, " and %zu more", n - 3);
+	return n;
+}
+
+/* the fatal signal's thread, stack and address, and what was being served */
+static void crash(const struct model *m, const struct model_proc *p, int sig, struct finding *f)
+{
+	const struct model_signal *g = &p->signal;
+	char where[160], reqs[200];
+	double first;
+	size_t n;
+
+	if (g->ts && g->sig == sig && g->ts <= p->exit_ts) {
+		crash_label(m, g->stack_id, where, sizeof(where));
+		finding__num(f, "signal_code", g->code);
+		finding__num(f, "thread_id", g->tid);
+		finding__str(f, "thread", g->comm);
+		if (g->code > 0 && sig != SIGABRT && sig != SIGTRAP && sig != SIGSYS)
+			finding__num(f, "fault_address", g->addr);
+		if (g->sender)
+			finding__num(f, "sender_pid", g->sender);
+		if (g->stack_id) {
+			f->stacks[0] =
+				(struct finding_stack){ .stack_id = g->stack_id, .count = 1 };
+			snprintf(f->stacks[0].label, sizeof(f->stacks[0].label), "%s", where);
+			f->nr_stacks = 1;
+			findings__label_stacks(m, f->stacks, 1);
+		}
+		SAY(f, M_CRASH_THREAD, SAY_S(g->comm, where[0] ? where : NULL), g->tid, g->code,
+		    (double)g->addr, g->sender, g->sender == p->pid, sig);
+	}
+	n = in_flight(p, g->ts && g->sig == sig ? g->ts : p->exit_ts, reqs, sizeof(reqs), &first);
+	finding__num(f, "requests_in_flight", n);
+	if (n) {
+		finding__num(f, "request_in_flight", first);
+		SAY(f, M_CRASH_SERVING, SAY_S(reqs), n);
+	}
+}
 
 void findings__exit(const struct model *m, const struct model_proc *p, struct findings *fs)
 {
@@ -44,5 +140,7 @@ void findings__exit(const struct model *m, const struct model_proc *p, struct fi
 	}
 	SAY(f, M_EXIT, SAY_S(p->comm[0] ? p->comm : "?", how), sig != 0, f->since_s, p->nr_reqs,
 	    answered + p->reqs_summarized_answered, p->nr_reqs + p->reqs_summarized, after, failed);
+	if (sig)
+		crash(m, p, sig, f);
 	EVIDENCE(f, E_EXITED, SAY_S(how), f->since_s, p->nr_reqs != 0);
 }

@@ -826,6 +826,19 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		copy_str(p->cgroup, sizeof(p->cgroup), ((const struct gmt_cgroup *)e)->path,
 			 GMT_PATH_LEN);
 		break;
+	case GMT_EV_SIGNAL: {
+		const struct gmt_signal *g = (const void *)e;
+
+		p->signal = (struct model_signal){ .ts = e->ts_ns,
+						   .tid = e->tid,
+						   .sender = g->sender,
+						   .stack_id = g->stack_id,
+						   .sig = g->sig,
+						   .code = g->code,
+						   .addr = g->addr };
+		copy_str(p->signal.comm, sizeof(p->signal.comm), g->comm, sizeof(g->comm));
+		break;
+	}
 	case GMT_EV_LLAMA_STATE: {
 		const struct gmt_llama_state *l = (const void *)e;
 		struct model_llama_state *s = &p->lstate;

@@ -245,6 +245,15 @@ struct model_proc {
 	bool exited;
 	bool summarize; /* about to become a count (summarize_procs) */
 	int exit_code;
+	/* the last fatal signal delivered to one of its threads (signal.ts 0:
+	 * none): the crash, where the process died of it */
+	struct model_signal {
+		__u64 ts;
+		__u32 tid, sender, stack_id;
+		int sig, code;
+		__u64 addr;
+		char comm[16];
+	} signal;
 	int threads, threads_peak;
 	unsigned int threads_created, children, children_followed;
 

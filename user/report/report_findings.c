@@ -125,6 +125,11 @@ static void print_holders(FILE *out, const struct model *m, const struct finding
 	for (i = 0; i < f->nr_stacks; i++) {
 		const struct finding_stack *s = &f->stacks[i];
 
+		/* a crash's stack holds no memory: its frames alone */
+		if (f->kind == F_EXIT) {
+			print_stack(out, m, s->stack_id);
+			continue;
+		}
 		if (!s->count)
 			c[0] = 0;
 		else if (s->sampled)
@@ -161,7 +166,9 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 				words__evidence(f, &f->evidence[j], line, sizeof(line)));
 		if (f->nr_stacks) {
 			fprintf(out, "    %s%s:\n",
-				f->stacks[0].sampled ? "first touched by" : "held by",
+				f->kind == F_EXIT    ? "the stack of the thread the signal killed" :
+				f->stacks[0].sampled ? "first touched by" :
+						       "held by",
 				f->kind == F_ALLOC_FAILURE ? " (live at the failure)" : "");
 			print_holders(out, m, f);
 		}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* the sentences of the verdicts, from their codes and figures */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -430,6 +431,28 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 				  ", %.2f s after a GPU allocation of %s failed (above)", v[5],
 				  B(a, v[6]));
 		return put(buf, size, len, ".");
+	case M_CRASH_THREAD:
+		/* a fault (si_code > 0) in the thread, or a signal sent to it */
+		if (v[1] > 0 && v[5] != SIGABRT && v[5] != SIGTRAP && v[5] != SIGSYS)
+			len = put(buf, size, len,
+				  " It faulted in thread '%s' (tid %.0f) at address 0x%llx",
+				  x->s[0], v[0], (unsigned long long)v[2]);
+		else if (v[5] == SIGABRT && v[4])
+			len = put(buf, size, len, " Thread '%s' (tid %.0f) called abort", x->s[0],
+				  v[0]);
+		else if (v[3])
+			len = put(
+				buf, size, len,
+				" The signal was sent by pid %.0f (kill) and taken by thread '%s' "
+				"(tid %.0f)",
+				v[3], x->s[0], v[0]);
+		else
+			len = put(buf, size, len, " It was taken by thread '%s' (tid %.0f)",
+				  x->s[0], v[0]);
+		return put(buf, size, len, "%s%s.", x->s[1][0] ? ", in " : " (no stack)", x->s[1]);
+	case M_CRASH_SERVING:
+		return put(buf, size, len, " It was serving request%s %s.", v[0] > 1 ? "s" : "",
+			   x->s[0]);
 	case E_STEP_SPREAD:
 		return put(buf, size, len, "the step per request is %s: spread %.0f%% of its mean",
 			   v[0] < 0.1 ? "constant" : "variable", v[0] * 100);

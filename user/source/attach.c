@@ -73,6 +73,16 @@ static const char *sched_missing(struct attach *a)
 	return NULL;
 }
 
+static const char *signal_missing(struct attach *a)
+{
+	if (!has_btf_type(a, "btf_trace_signal_deliver", BTF_KIND_TYPEDEF))
+		return "signal:signal_deliver is not in the kernel BTF: a crash is told without "
+		       "its stack";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_pt_regs, NULL) <= 0)
+		return "needs bpf_task_pt_regs (kernel 5.15): a crash is told without its stack";
+	return NULL;
+}
+
 static const char *rss_missing(struct attach *a)
 {
 	if (!has_btf_type(a, "btf_trace_rss_stat", BTF_KIND_TYPEDEF))
@@ -271,6 +281,12 @@ static const struct group groups[] = {
 	  sched_missing,
 	  { "tp_sched_process_exec", "tp_sched_process_fork", "tp_sched_process_exit",
 	    "tp_mm_exec_reset" },
+	  false,
+	  NULL },
+	{ "signal:signal_deliver",
+	  "fatal signals: the crashing thread's stack",
+	  signal_missing,
+	  { "tp_signal_deliver" },
 	  false,
 	  NULL },
 	{ "kmem:rss_stat",

@@ -309,6 +309,15 @@ static void on_touch(struct collect *c, const struct gmt_touch *e)
 	emit(c, &t.hdr);
 }
 
+/* a fatal signal: the thread's frames by CFI from the slice sent before it */
+static void on_signal(struct collect *c, const struct gmt_signal *e)
+{
+	struct gmt_signal g = *e;
+
+	g.stack_id = unwound_stack_of(c, &e->hdr, NULL, 0);
+	emit(c, &g.hdr);
+}
+
 static int on_ring(void *ctx, void *data, size_t size)
 {
 	struct collect *c = ctx;
@@ -333,6 +342,9 @@ static int on_ring(void *ctx, void *data, size_t size)
 	case GMT_EV_USTACK:
 		on_ustack(c, data);
 		return 0; /* its frames go out with its record */
+	case GMT_EV_SIGNAL:
+		on_signal(c, data);
+		return 0;
 	case GMT_EV_EXEC:
 		symbolizer__invalidate(c->sym, e->pid);
 		symbolizer__refresh(c->sym, e->pid);

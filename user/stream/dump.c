@@ -226,6 +226,17 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "swap_free_kb", u64(mi->swap_free_kb));
 		break;
 	}
+	case GMT_EV_SIGNAL: {
+		const struct gmt_signal *g = (const void *)e;
+
+		add(o, "sig", i64(g->sig));
+		add(o, "code", i64(g->code));
+		add(o, "addr", u64(g->addr));
+		add(o, "sender", u64(g->sender));
+		add(o, "stack_id", u64(g->stack_id));
+		add(o, "comm", strn(g->comm, sizeof(g->comm)));
+		break;
+	}
 	case GMT_EV_LLAMA_STATE: {
 		const struct gmt_llama_state *l = (const void *)e;
 

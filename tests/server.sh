@@ -566,6 +566,48 @@ test_server_killed_while_serving_names_the_request() {
 		"the thread and its stack: $(jq -c "[.thread, .stacks[0].stack]" <<<"$f")"
 }
 
+# A server in a cgroup whose memory limit (640 MiB) is below what its cache
+# may hold (--cache-ram 4096): the cache filling, and the process
+# OOM-killed first, after about as many requests as the room the cgroup
+# leaves (its own files, read at the end) holds of the server's entries
+test_server_cache_above_its_cgroup_limit() {
+	need_llama_server || return 1
+	local f cg=gmt-srv-$$ used room entry want
+	mem_cgroup "$cg" || return 1
+	echo $((640 * MIB)) >"$CG_DIR/$CG_LIMIT" || { rm_cgroup; return 1; }
+	TINY_ARGS=$CACHE_MODEL start_server -np 1 -c 4096 -t 1 -lv 4 --cache-ram 4096 ||
+		{ rm_cgroup; return 1; }
+	echo "$SERVER_PID" >"$CG_DIR/cgroup.procs" || { rm_cgroup; return 1; }
+	start_tracer --json -p "$SERVER_PID" || { rm_cgroup; return 1; }
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 8 --tokens 4 --spread 0 --words 200 \
+		--stream no >"$T/client.json" || { rm_cgroup; return 1; }
+	if [ "$CG_LIMIT" = memory.max ]; then
+		used=$(cat "$CG_DIR/memory.current")
+	else
+		used=$(cat "$CG_DIR/memory.usage_in_bytes")
+	fi
+	stop_server
+	wait_tracer
+	rm_cgroup
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$(jq -c "[.processes[0].memory_limit | .cgroup, .file, .limit_bytes]" "$T/gmt.out")" = "[\"$CG_PATH\",\"$CG_LIMIT\",$((640 * MIB))]" ]' \
+		"the cgroup's limit read: $(jq -c .processes[0].memory_limit "$T/gmt.out")" || return 1
+	expect '[ "$(jqr .kind <<<"$f")" = bounded_cache ] && [ "$(jqr .reason <<<"$f")" = cache_filling ] &&
+		jq -e ".reasons | index(\"cache_oom_first\") != null" <<<"$f" >/dev/null &&
+		jq -e ".message | test(\"cgroup.s limit leaves\")" <<<"$f" >/dev/null' \
+		"the cache filling, OOM-killed first at the cgroup's limit: $(jq -c '[.kind, .reasons]' <<<"$f")" ||
+		return 1
+	room=$((640 * MIB - used))
+	entry=$(grep -oP 'saving prompt with length [0-9]+, total state size = \K[0-9.]+' "$T/server.log" |
+		awk '{ s += $1; n++ } END { printf "%d\n", s / n * 1048576 }')
+	want=$((room / entry))
+	expect 'jq -e --argjson w "$want" ".requests_to_oom - \$w | fabs <= 0.25 * \$w + 1" <<<"$f" >/dev/null' \
+		"OOM-killed after $(jq .requests_to_oom <<<"$f") more requests; the cgroup leaves $room bytes, $want of the server's entries" ||
+		return 1
+	check_state_saves
+}
+
 # --cache-ram 0: nothing advises the cache
 test_server_cache_off_never_advises_cache_ram() {
 	need_llama_server || return 1

@@ -71,7 +71,7 @@ static size_t in_flight(const struct model_proc *p, __u64 at, char *buf, size_t 
 static void crash(const struct model *m, const struct model_proc *p, int sig, struct finding *f)
 {
 	const struct model_signal *g = &p->signal;
-	char where[160], reqs[200];
+	char where[sizeof(f->stacks[0].label)], reqs[200];
 	double first;
 	size_t n;
 

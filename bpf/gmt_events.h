@@ -572,10 +572,10 @@ struct gmt_http {
 };
 
 enum gmt_decode_kind {
-	GMT_DEC_DECODE = 1,	/* llama_decode */
-	GMT_DEC_ENCODE = 2,	/* llama_encode */
-	GMT_DEC_IMAGE = 3,	/* mtmd_encode_chunk: an image or audio chunk */
-	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single */
+	GMT_DEC_DECODE = 1, /* llama_decode */
+	GMT_DEC_ENCODE = 2, /* llama_encode */
+	GMT_DEC_IMAGE = 3,  /* mtmd_encode_chunk or mtmd_batch_encode: an image or audio chunk */
+	GMT_DEC_IMAGE_EVAL = 4, /* mtmd_helper_eval_chunk_single or _decode_image_chunk */
 	GMT_DEC_SYNC = 5,	/* llama_synchronize, at its return; in
 				 * llama-server at its entry (dur_ns 0) */
 	GMT_DEC_STATE_SAVE = 6, /* llama_state_seq_get_data_ext (GMT_EV_LLAMA_STATE) */

@@ -608,6 +608,77 @@ test_server_cache_above_its_cgroup_limit() {
 	check_state_saves
 }
 
+# a Gemma-3-style pair written at test time: the text model (sliding-window
+# attention) and its vision projector (--mmproj), report 4's family
+gemma3_pair() {
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" --arch gemma3 --embd 256 --layers 2 --ctx 4096 \
+		>/dev/null && node "$ROOT/tools/tiny-gguf.mjs" "$T/mmproj.gguf" --arch gemma3-mmproj \
+		--embd 256 --layers 2 >/dev/null
+}
+
+# image requests (field reports 1 and 4): chat requests each with a PNG of
+# its own size, streamed and not, one at a time and from four clients on
+# four slots. Each request's prompt tokens (text and image), generated
+# tokens and decode rate are the server's timings, the sums its /metrics
+# (compare), and each image's tokens and encode what its log says
+test_server_image_requests() {
+	need_llama_server || return 1
+	local np want got
+	gemma3_pair || return 1
+	for np in 1 4; do
+		rm -f "$T/server.log"
+		start_server --mmproj "$T/mmproj.gguf" -np "$np" -c $((4096 * np)) -t 1 -lv 4 || return 1
+		start_tracer --json -p "$SERVER_PID" || return 1
+		drive --clients "$np" --requests $((8 / np)) --tokens 40 --spread 4 --paths /v1/chat/completions \
+			--images --stream both || return 1
+		echo "# -np $np:"
+		compare || return 1
+		# the log's "decoding image batch ..., n_tokens_batch = 16", one an image
+		want=$(grep -oP 'decoding image batch .*n_tokens_batch = \K[0-9]+' "$T/server.log" |
+			tr '\n' ' ')
+		local chat='.processes[0].requests[] | select(.path == "/v1/chat/completions" and .status != null)'
+		got=$(jq -r "[$chat | .image_tokens] | map(tostring) | join(\" \")" "$T/gmt.out")
+		expect '[ "${want% }" = "$got" ] && [ "$(jqr .processes[0].llama.images "$T/gmt.out")" = 8 ] &&
+			jq -e "[$chat | .image_encode_s > 0] | all" "$T/gmt.out" >/dev/null' \
+			"-np $np: image tokens by request $got, the log's batches $want; $(jq -c "[$chat | .image_encode_s]" "$T/gmt.out")" ||
+			return 1
+	done
+}
+
+# A real crash: the same pair on lavapipe (-ngl 99) aborts on its first
+# image request, every time, with glibc's "corrupted double-linked list" (a
+# corrupted heap, found in malloc while ggml-vulkan loads its shaders). The
+# exit verdict names the abort, the thread and its stack down to
+# ggml-vulkan's frame, the corrupted heap, and the request in flight
+test_server_image_crash_on_lavapipe_is_explained() {
+	need_llama_server || return 1
+	need_lavapipe
+	local f rc
+	gemma3_pair || return 1
+	GGML_VK_VISIBLE_DEVICES=0 start_server --mmproj "$T/mmproj.gguf" -np 1 -c 4096 -t 1 -ngl 99 ||
+		return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 1 --tokens 8 \
+		--paths /v1/chat/completions --images --stream no >/dev/null 2>&1
+	wait "$SERVER_PID"
+	rc=$?
+	wait_tracer || return 1
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# status $rc; the server's last line: $(tail -1 "$T/server.log")"
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$rc" = 134 ] && [ "$(jqr .signal <<<"$f")" = 6 ] && [ "$(jqr .thread_id <<<"$f")" = "$SERVER_PID" ]' \
+		"SIGABRT in the server's main thread: status $rc, $(jq -c '[.signal, .thread_id]' <<<"$f")" || return 1
+	# glibc said why on the server's standard error; the tool, from the stack
+	expect 'grep -q "corrupted\|malloc(): \|free(): " "$T/server.log" &&
+		jq -e "(.reasons | index(\"crash_heap\")) != null" <<<"$f" >/dev/null' \
+		"a corrupted heap: $(tail -1 "$T/server.log"); $(jq -c .reasons <<<"$f")" || return 1
+	expect 'jq -e "[.stacks[0].stack[].module] | index(\"libggml-vulkan.so\") != null" <<<"$f" >/dev/null' \
+		"the stack reaches ggml-vulkan: $(jq -c '[.stacks[0].stack[] | .symbol + "@" + .module]' <<<"$f")" ||
+		return 1
+	expect '[ "$(jqr .request_in_flight <<<"$f")" = 1 ] && jq -e ".message | test(\"serving request 1 \\\\(POST /v1/chat/completions\\\\)\")" <<<"$f" >/dev/null' \
+		"the image request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")"
+}
+
 # --cache-ram 0: nothing advises the cache
 test_server_cache_off_never_advises_cache_ram() {
 	need_llama_server || return 1

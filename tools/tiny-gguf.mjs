@@ -6,9 +6,12 @@
 // model, or with --arch mamba2 a recurrent one (its state is --state values
 // a channel, the same size whatever the prompt: field report 2's entries),
 // or with --arch qwen35 report 2's own hybrid: gated delta net layers, every
-// fourth one attention. Names and shapes: src/models/llama.cpp, mamba2.cpp
-// and qwen35.cpp, src/llama-arch.cpp.
-//   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35] [--embd 256] [--layers 2]
+// fourth one attention; --arch gemma3 a Gemma-3 text model (sliding-window
+// attention) and --arch gemma3-mmproj its vision projector (a SigLIP encoder
+// of --vembd, images of 128x128 in 8x8 patches, 16 image tokens), for
+// --mmproj (report 4). Names and shapes: src/models/*.cpp,
+// src/llama-arch.cpp, tools/mtmd/clip.cpp and clip-impl.h.
+//   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd 256] [--layers 2]
 //        [--ff 512] [--ctx 512] [--state 16] [--seed 1]
 import { writeFileSync } from "node:fs";
 
@@ -20,8 +23,8 @@ const opt = (name, def) => {
 };
 const ai = args.indexOf("--arch");
 const arch = ai >= 0 ? args[ai + 1] : "llama";
-if (!out || !["llama", "mamba2", "qwen35"].includes(arch)) {
-	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--seed N]");
+if (!out || !["llama", "mamba2", "qwen35", "gemma3", "gemma3-mmproj"].includes(arch)) {
+	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N]");
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
@@ -34,6 +37,10 @@ const dtRank = Math.max(1, dInner / 64), convDim = dInner + 2 * nGroup * dState;
 const headDim = 64, qHeads = nEmbd / headDim, kHeads = 2, vHeads = 4;
 const keyDim = dState * kHeads, valueDim = dState * vHeads, qConvDim = 2 * keyDim + valueDim;
 const isAttn = (i) => (i + 1) % 4 === 0;
+// gemma3's projector: a vision encoder of vEmbd, its tokens pooled 4x4 and
+// projected to the text model's --embd
+const vEmbd = opt("vembd", 64), imgSize = 128, patch = 8, nPatches = (imgSize / patch) ** 2;
+const isClip = arch === "gemma3-mmproj";
 let seed = opt("seed", 1) >>> 0 || 1;
 
 // vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback)
@@ -53,7 +60,25 @@ const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); c
 const f32 = (v) => { const b = Buffer.alloc(4); b.writeFloatLE(v); chunks.push(b); };
 const str = (s) => { const b = Buffer.from(s, "utf8"); u64(b.length); chunks.push(b); };
 
-const kv = [
+const clipKv = [
+	["general.architecture", STR, "clip"],
+	["general.name", STR, "gpumemtrace tiny random gemma3 projector"],
+	["general.alignment", U32, 32],
+	["clip.projector_type", STR, "gemma3"],
+	["clip.has_vision_encoder", 7, true],
+	["clip.use_gelu", 7, true],
+	["clip.vision.image_size", U32, imgSize],
+	["clip.vision.patch_size", U32, patch],
+	["clip.vision.embedding_length", U32, vEmbd],
+	["clip.vision.feed_forward_length", U32, 2 * vEmbd],
+	["clip.vision.block_count", U32, nLayer],
+	["clip.vision.projection_dim", U32, nEmbd],
+	["clip.vision.attention.head_count", U32, 4],
+	["clip.vision.attention.layer_norm_epsilon", F32, 1e-6],
+	["clip.vision.image_mean", ARR, [F32, [0.5, 0.5, 0.5]]],
+	["clip.vision.image_std", ARR, [F32, [0.5, 0.5, 0.5]]],
+];
+const textKv = [
 	["general.architecture", STR, arch],
 	["general.name", STR, `gpumemtrace tiny random ${arch}`],
 	["general.alignment", U32, 32],
@@ -67,6 +92,16 @@ const kv = [
 		["llama.attention.layer_norm_rms_epsilon", F32, 1e-5],
 		["llama.rope.dimension_count", U32, nEmbd / nHead],
 		["llama.vocab_size", U32, nVocab],
+	] : arch === "gemma3" ? [
+		["gemma3.feed_forward_length", U32, nFf],
+		["gemma3.attention.head_count", U32, nEmbd / 64],
+		["gemma3.attention.head_count_kv", U32, 1],
+		["gemma3.attention.key_length", U32, 64],
+		["gemma3.attention.value_length", U32, 64],
+		["gemma3.attention.layer_norm_rms_epsilon", F32, 1e-6],
+		["gemma3.attention.sliding_window", U32, 128],
+		["gemma3.rope.freq_base", F32, 1000000],
+		["gemma3.vocab_size", U32, nVocab],
 	] : arch === "qwen35" ? [
 		["qwen35.feed_forward_length", U32, nFf],
 		["qwen35.attention.head_count", U32, qHeads],
@@ -102,6 +137,8 @@ const kv = [
 	["tokenizer.ggml.add_bos_token", 7, true],
 ];
 
+const kv = isClip ? clipKv : textKv;
+
 function value(type, v) {
 	if (type === U32) u32(v);
 	else if (type === I32) { const b = Buffer.alloc(4); b.writeInt32LE(v); chunks.push(b); }
@@ -116,10 +153,34 @@ function value(type, v) {
 	}
 }
 
-const tensors = [["token_embd.weight", [nEmbd, nVocab]], ["output_norm.weight", [nEmbd]],
-	["output.weight", [nEmbd, nVocab]]];
+const tensors = isClip ? [["v.patch_embd.weight", [patch, patch, 3, vEmbd]],
+	["v.patch_embd.bias", [vEmbd]], ["v.position_embd.weight", [vEmbd, nPatches]],
+	["v.post_ln.weight", [vEmbd]], ["v.post_ln.bias", [vEmbd]],
+	["mm.input_projection.weight", [nEmbd, vEmbd]], ["mm.soft_emb_norm.weight", [vEmbd]]] :
+	[["token_embd.weight", [nEmbd, nVocab]], ["output_norm.weight", [nEmbd]],
+		["output.weight", [nEmbd, nVocab]]];
 for (let i = 0; i < nLayer; i++) {
 	const p = `blk.${i}.`;
+	if (isClip) {
+		const v = `v.blk.${i}.`;
+		for (const t of ["attn_q", "attn_k", "attn_v", "attn_out"])
+			tensors.push([v + t + ".weight", [vEmbd, vEmbd]], [v + t + ".bias", [vEmbd]]);
+		tensors.push([v + "ln1.weight", [vEmbd]], [v + "ln1.bias", [vEmbd]],
+			[v + "ln2.weight", [vEmbd]], [v + "ln2.bias", [vEmbd]],
+			[v + "ffn_up.weight", [vEmbd, 2 * vEmbd]], [v + "ffn_up.bias", [2 * vEmbd]],
+			[v + "ffn_down.weight", [2 * vEmbd, vEmbd]], [v + "ffn_down.bias", [vEmbd]]);
+		continue;
+	}
+	if (arch === "gemma3") {
+		tensors.push([p + "attn_norm.weight", [nEmbd]], [p + "attn_q.weight", [nEmbd, nEmbd]],
+			[p + "attn_k.weight", [nEmbd, 64]], [p + "attn_v.weight", [nEmbd, 64]],
+			[p + "attn_output.weight", [nEmbd, nEmbd]], [p + "post_attention_norm.weight", [nEmbd]],
+			[p + "attn_q_norm.weight", [64]], [p + "attn_k_norm.weight", [64]],
+			[p + "ffn_norm.weight", [nEmbd]], [p + "ffn_gate.weight", [nEmbd, nFf]],
+			[p + "ffn_up.weight", [nEmbd, nFf]], [p + "ffn_down.weight", [nFf, nEmbd]],
+			[p + "post_ffw_norm.weight", [nEmbd]]);
+		continue;
+	}
 	if (arch === "qwen35") {
 		tensors.push([p + "attn_norm.weight", [nEmbd]], [p + "post_attention_norm.weight", [nEmbd]]);
 		if (isAttn(i))
@@ -190,7 +251,8 @@ for (const [name, dims] of tensors) {
 	const n = dims.reduce((a, b) => a * b, 1);
 	for (let i = 0; i < n; i++)
 		// norms 1; a state that decays (A < 0), skips through (D = 1)
-		data.writeFloatLE(name.endsWith("norm.weight") || name.endsWith("ssm_d") ? 1 :
+		data.writeFloatLE(name.endsWith("norm.weight") || name.endsWith("ssm_d") ||
+			/ln[12]?\.weight$|post_ln\.weight$/.test(name) ? 1 :
 			name.endsWith("ssm_a") ? -1 - rand() : rand() * 0.1, off + i * 4);
 	off = align(off + n * 4);
 }

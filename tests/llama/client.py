@@ -18,10 +18,12 @@ interval between reading a clock and sending.
 
   client.py PORT [--clients N] [--requests N] [--tokens N] [--spread N]
                  [--words N] [--word-spread N] [--gap MS] [--paths a,b]
-                 [--stream yes|no|both]
-Request k's prompt has WORDS + WORD_SPREAD * k words.
+                 [--stream yes|no|both] [--images]
+Request k's prompt has WORDS + WORD_SPREAD * k words; with --images, each
+chat request also carries a PNG of its own size (a vision model's --mmproj).
 """
 import argparse
+import base64
 import gc
 import json
 import re
@@ -30,6 +32,7 @@ import struct
 import sys
 import threading
 import time
+import zlib
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
@@ -46,14 +49,36 @@ def prompt(k, words):
     return f"request {k}: {' '.join(w)}"
 
 
-def body(path, k, n, stream, words):
+def png(w, h, seed):
+    """an RGB PNG of w x h pseudo-random pixels"""
+    rows, x = [], seed * 7919 + 1
+    for _ in range(h):
+        row = bytearray(b"\0")
+        for _ in range(w * 3):
+            x = (x * 1103515245 + 12345) & 0x7fffffff
+            row.append(x >> 16 & 255)
+        rows.append(bytes(row))
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(b"".join(rows))) + chunk(b"IEND", b""))
+
+
+def body(path, k, n, stream, words, image=False):
     common = {"stream": stream, "grammar": "root ::= [a-z ]+", "ignore_eos": True,
               "temperature": 0.8, "seed": k}
     if path == "/completion":
         return {**common, "prompt": prompt(k, words), "n_predict": n}
     if path.endswith("/chat/completions"):
-        return {**common, "messages": [{"role": "user", "content": prompt(k, words)}],
-                "max_tokens": n}
+        content = prompt(k, words)
+        if image:
+            # an image of its own size each request: the encoder sees new shapes
+            url = "data:image/png;base64," + base64.b64encode(
+                png(64 + 16 * (k % 4), 48 + 16 * (k % 3), k)).decode()
+            content = [{"type": "text", "text": content},
+                       {"type": "image_url", "image_url": {"url": url}}]
+        return {**common, "messages": [{"role": "user", "content": content}], "max_tokens": n}
     return {**common, "prompt": prompt(k, words), "max_tokens": n}
 
 
@@ -137,7 +162,8 @@ def sent_ms(s):
 
 def exchange(s, k, path, stream, keep, opt):
     n = opt.tokens + opt.spread * k
-    data = json.dumps(body(path, k, n, stream, opt.words + opt.word_spread * k)).encode()
+    data = json.dumps(body(path, k, n, stream, opt.words + opt.word_spread * k,
+                           opt.images)).encode()
     head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(data)}\r\nConnection: {'keep-alive' if keep else 'close'}"
             "\r\n\r\n").encode()
@@ -237,6 +263,8 @@ def main():
     p.add_argument("--spread", type=int, default=1)
     p.add_argument("--words", type=int, default=8)
     p.add_argument("--word-spread", type=int, default=0)
+    p.add_argument("--images", action="store_true",
+                   help="each chat request carries a PNG of its own size")
     p.add_argument("--gap", type=float, default=0)
     p.add_argument("--paths", default="/completion,/v1/completions,/v1/chat/completions")
     p.add_argument("--stream", default="both", choices=["yes", "no", "both"])

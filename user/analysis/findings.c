@@ -126,6 +126,7 @@ const char *findings__say_name(enum say code)
 		[M_EXIT] = "exit",
 		[M_CRASH_THREAD] = "crash_thread",
 		[M_CRASH_SERVING] = "crash_serving",
+		[M_CRASH_HEAP] = "crash_heap",
 		[E_STEP_SPREAD] = "step_spread",
 		[E_STEP_FOLLOWS] = "step_follows",
 		[E_STEP_NOT_FOLLOWS] = "step_not_follows",

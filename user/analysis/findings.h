@@ -101,6 +101,7 @@ enum say {
 	M_EXIT, /* s comm how; v killed seconds requests answered total after_failure failed_size */
 	M_CRASH_THREAD,	 /* s thread frames (NULL: no stack); v tid code addr sender self sig */
 	M_CRASH_SERVING, /* s the requests; v how many */
+	M_CRASH_HEAP,	 /* the C library found its heap corrupted */
 	/* evidence */
 	E_STEP_SPREAD,	    /* v cv */
 	E_STEP_FOLLOWS,	    /* v tau */

@@ -3,45 +3,89 @@
  * own, with when it happened against its requests and its last failure */
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "findings.h"
 
-/* where the crashing thread was: its first frames past the C library's
- * own (raise, abort, pthread_kill say only that abort was called) */
-static void crash_label(const struct model *m, __u32 stack_id, char *buf, size_t size)
+/* the C library's own way to a fatal signal: raise, abort, and the
+ * message it prints first (a corrupted heap, a failed check) */
+static bool abort_frame(const struct model_frame *fr)
+{
+	static const char *const names[] = { "__pthread_kill",	"pthread_kill",	  "raise",
+					     "gsignal",		"abort",	  "__libc_message",
+					     "malloc_printerr", "__fortify_fail", "__assert_fail" };
+	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+	size_t i;
+
+	mod = mod ? mod + 1 : fr->module ? fr->module : "";
+	if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5) &&
+	    strncmp(mod, "libpthread", 10))
+		return false;
+	if (!fr->sym || !fr->sym[0])
+		return true; /* a static helper of those */
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(fr->sym, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+static bool in_libc(const struct model_frame *fr)
+{
+	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	mod = mod ? mod + 1 : fr->module ? fr->module : "";
+	return !strncmp(mod, "libc.so", 7) || !strncmp(mod, "libc-", 5);
+}
+
+static size_t frame_text(const struct model_frame *fr, char *buf, size_t size)
+{
+	/* a stripped frame: its file and offset; none: its address (the
+	 * kernel's uprobe trampoline, right after a probed call returned, is
+	 * in no file, and is as far as the unwinder gets) */
+	if (fr->sym && fr->sym[0])
+		return snprintf(buf, size, "%s", fr->sym);
+	if (fr->module && fr->module[0])
+		return snprintf(buf, size, "%s+0x%llx", fr->module,
+				(unsigned long long)fr->sym_off);
+	return snprintf(buf, size, "0x%llx", (unsigned long long)fr->ip);
+}
+
+/* where the crashing thread was: its first three frames past the C
+ * library's way to the signal, then the first named frame of the program's
+ * own (past the C library and stripped drivers) further down, if any;
+ * *heap: the C library stopped it on a corrupted heap */
+static void crash_label(const struct model *m, __u32 stack_id, char *buf, size_t size, bool *heap)
 {
 	const struct model_stack *st = stack_id ? model__stack(m, stack_id) : NULL;
-	size_t i, from = 0, len = 0, shown = 0;
+	size_t i, from, len = 0, shown = 0;
+	bool message = false;
 
 	buf[0] = 0;
+	*heap = false;
 	if (!st || !st->nr_frames)
 		return;
-	for (i = 0; i < st->nr_frames; i++) {
-		const char *mod = st->frames[i].module ? strrchr(st->frames[i].module, '/') : NULL;
-
-		mod = mod ? mod + 1 : st->frames[i].module ? st->frames[i].module : "";
-		if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5) &&
-		    strncmp(mod, "libpthread", 10))
-			break;
-	}
+	for (i = 0; i < st->nr_frames && abort_frame(&st->frames[i]); i++)
+		message |= st->frames[i].sym && !strncmp(st->frames[i].sym, "__libc_message", 14);
 	from = i < st->nr_frames ? i : 0;
 	for (i = from; i < st->nr_frames && shown < 3 && len < size; i++) {
-		const struct model_frame *fr = &st->frames[i];
-		const char *sep = shown++ ? " < " : "";
-
-		/* a stripped frame: its file and offset; none: its address (the
-		 * kernel's uprobe trampoline, right after a probed call returned,
-		 * is in no file, and is as far as the unwinder gets) */
-		if (fr->sym && fr->sym[0])
-			len += snprintf(buf + len, size - len, "%s%s", sep, fr->sym);
-		else if (fr->module && fr->module[0])
-			len += snprintf(buf + len, size - len, "%s%s+0x%llx", sep, fr->module,
-					(unsigned long long)fr->sym_off);
-		else
-			len += snprintf(buf + len, size - len, "%s0x%llx", sep,
-					(unsigned long long)fr->ip);
+		if (shown++)
+			len += snprintf(buf + len, size - len, " < ");
+		if (len < size)
+			len += frame_text(&st->frames[i], buf + len, size - len);
+		*heap |= message && st->frames[i].sym &&
+			 (strstr(st->frames[i].sym, "_int_malloc") ||
+			  strstr(st->frames[i].sym, "_int_free") ||
+			  strstr(st->frames[i].sym, "unlink_chunk") ||
+			  strstr(st->frames[i].sym, "_int_realloc"));
 	}
+	for (; i < st->nr_frames && len < size; i++)
+		if (st->frames[i].sym && st->frames[i].sym[0] && !in_libc(&st->frames[i])) {
+			len += snprintf(buf + len, size - len, " < ... < ");
+			if (len < size)
+				frame_text(&st->frames[i], buf + len, size - len);
+			break;
+		}
 }
 
 /* the requests open when it died: begun, not yet answered in full */
@@ -73,10 +117,11 @@ static void crash(const struct model *m, const struct model_proc *p, int sig, st
 	const struct model_signal *g = &p->signal;
 	char where[sizeof(f->stacks[0].label)], reqs[200];
 	double first;
+	bool heap;
 	size_t n;
 
 	if (g->ts && g->sig == sig && g->ts <= p->exit_ts) {
-		crash_label(m, g->stack_id, where, sizeof(where));
+		crash_label(m, g->stack_id, where, sizeof(where), &heap);
 		finding__num(f, "signal_code", g->code);
 		finding__num(f, "thread_id", g->tid);
 		finding__str(f, "thread", g->comm);
@@ -93,6 +138,8 @@ static void crash(const struct model *m, const struct model_proc *p, int sig, st
 		}
 		SAY(f, M_CRASH_THREAD, SAY_S(g->comm, where[0] ? where : NULL), g->tid, g->code,
 		    (double)g->addr, g->sender, g->sender == p->pid, sig);
+		if (heap)
+			SAY(f, M_CRASH_HEAP, NULL, 0);
 	}
 	n = in_flight(p, g->ts && g->sig == sig ? g->ts : p->exit_ts, reqs, sizeof(reqs), &first);
 	finding__num(f, "requests_in_flight", n);

@@ -309,6 +309,7 @@ struct model_proc {
 	__u64 tls_conns, http_conns_closed;
 	__u64 decodes, decode_tokens, decode_errors, encodes, images; /* llama.cpp */
 	__u64 decodes_before_requests; /* start-up: warm-up, fitting, ... */
+	__u64 embd_decodes;	       /* of embeddings (an image's), not tokens */
 	size_t first_untied;
 	size_t *ended; /* requests ended and not tied yet, by index */
 	size_t nr_ended, ended_cap;

@@ -331,8 +331,11 @@ static void tally(struct model_tally *t, const struct gmt_decode *e, __u32 n_tok
 		t->decode_errors++;
 		return;
 	}
+	/* an image's embeddings take prompt positions: llama-server counts
+	 * them in its prompt tokens (timings.prompt_n), and so does this */
 	if (e->embd) {
 		t->image_tokens += n_tokens;
+		t->prompt_tokens += n_tokens;
 		return;
 	}
 	if (!t->prompt_done) {
@@ -678,6 +681,8 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 	if (e->kind == MODEL_DEC_DECODE || e->kind == MODEL_DEC_ENCODE) {
 		p->decodes += e->kind == MODEL_DEC_DECODE;
 		p->decodes_before_requests += e->kind == MODEL_DEC_DECODE && !p->nr_reqs;
+		/* mtmd's own llama_decode of an image's embeddings */
+		p->embd_decodes += e->kind == MODEL_DEC_DECODE && e->embd;
 		p->encodes += e->kind == MODEL_DEC_ENCODE;
 		p->decode_tokens += e->n_tokens;
 		p->decode_errors += e->ret != 0;

@@ -74,6 +74,7 @@ struct json_object *llama_json(const struct model_proc *p)
 	o = json_object_new_object();
 	add(o, "decodes", u64(p->decodes));
 	add(o, "decodes_before_requests", u64(p->decodes_before_requests));
+	add(o, "image_decodes", u64(p->embd_decodes));
 	add(o, "encodes", u64(p->encodes));
 	add(o, "tokens", u64(p->decode_tokens));
 	add(o, "errors", u64(p->decode_errors));

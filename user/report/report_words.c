@@ -450,6 +450,12 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			len = put(buf, size, len, " It was taken by thread '%s' (tid %.0f)",
 				  x->s[0], v[0]);
 		return put(buf, size, len, "%s%s.", x->s[1][0] ? ", in " : " (no stack)", x->s[1]);
+	case M_CRASH_HEAP:
+		return put(
+			buf, size, len,
+			" The C library stopped it on finding its heap corrupted, in a malloc or "
+			"free: memory was written out of bounds or freed twice earlier, "
+			"elsewhere (run it under AddressSanitizer or valgrind to find where).");
 	case M_CRASH_SERVING:
 		return put(buf, size, len, " It was serving request%s %s.", v[0] > 1 ? "s" : "",
 			   x->s[0]);

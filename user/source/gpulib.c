@@ -38,6 +38,10 @@ static const struct {
 	{ "llama_state_seq_set_data_ext", GMT_DEC_STATE_LOAD, R_LLAMA },
 	{ "mtmd_encode_chunk", GMT_DEC_IMAGE, R_MTMD },
 	{ "mtmd_helper_eval_chunk_single", GMT_DEC_IMAGE_EVAL, R_MTMD },
+	/* llama-server since mtmd's batch API: it encodes an image's chunk with
+	 * mtmd_batch_encode, then decodes its embeddings */
+	{ "mtmd_batch_encode", GMT_DEC_IMAGE, R_MTMD },
+	{ "mtmd_helper_decode_image_chunk", GMT_DEC_IMAGE_EVAL, R_MTMD },
 };
 
 #define NR_LLAMA_FUNCS (sizeof(llama_funcs) / sizeof(llama_funcs[0]))
@@ -87,7 +91,8 @@ static const char *const markers[] = { "vk_icdGetInstanceProcAddr",
 				       "cuMemAlloc_v2",
 				       "hipMalloc",
 				       "llama_decode",
-				       "mtmd_encode_chunk" };
+				       "mtmd_encode_chunk",
+				       "mtmd_batch_encode" };
 #define NR_MARKERS (sizeof(markers) / sizeof(markers[0]))
 
 static const char *const lib_dirs[] = {

@@ -628,7 +628,7 @@ test_server_image_requests() {
 	for np in 1 4; do
 		rm -f "$T/server.log"
 		start_server --mmproj "$T/mmproj.gguf" -np "$np" -c $((4096 * np)) -t 1 -lv 4 || return 1
-		start_tracer --json -p "$SERVER_PID" || return 1
+		start_tracer --json -o "$T/gmt.gmt" -p "$SERVER_PID" || return 1
 		drive --clients "$np" --requests $((8 / np)) --tokens 40 --spread 4 --paths /v1/chat/completions \
 			--images --stream both || return 1
 		echo "# -np $np:"
@@ -641,6 +641,12 @@ test_server_image_requests() {
 		expect '[ "${want% }" = "$got" ] && [ "$(jqr .processes[0].llama.images "$T/gmt.out")" = 8 ] &&
 			jq -e "[$chat | .image_encode_s > 0] | all" "$T/gmt.out" >/dev/null' \
 			"-np $np: image tokens by request $got, the log's batches $want; $(jq -c "[$chat | .image_encode_s]" "$T/gmt.out")" ||
+			return 1
+		# the report's table says which requests carried an image
+		"$GMT" replay "$T/gmt.gmt" >"$T/r.txt" 2>/dev/null || true
+		expect 'grep -q "image tok, enc" "$T/r.txt" &&
+			[ "$(grep -cE "/v1/chat/completions +200 .* 16 +[0-9.]+ ms" "$T/r.txt")" = 8 ]' \
+			"-np $np: image requests in the report's table: $(grep -A3 "^HTTP requests" "$T/r.txt" | cut -c1-200)" ||
 			return 1
 	done
 }

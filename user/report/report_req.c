@@ -143,6 +143,9 @@ static void print_llama(FILE *out, const struct model_proc *p)
 	if (p->batch_seqs)
 		fprintf(out, "; %zu sequences, %llu tokens for no request", p->nr_seqs,
 			(unsigned long long)model_req__untied_tokens(p));
+	if (p->images)
+		fprintf(out, "; %llu image encodes, %llu decodes of their embeddings",
+			(unsigned long long)p->images, (unsigned long long)p->embd_decodes);
 	fputc('\n', out);
 	if (p->merged_seq_decodes)
 		fprintf(out,
@@ -158,6 +161,7 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	struct category col[MAX_COLS];
 	struct req_delta dl;
 	size_t i, k, from, nc;
+	bool images;
 	double x, y;
 
 	if (!p->nr_reqs && !p->tls_conns)
@@ -182,6 +186,11 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 		fprintf(out, "    (the last %d)\n", MAX_ROWS);
 	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %7s %7s %8s", "#", "start", "method",
 		"path", "status", "latency", "ttfb", "end", "prompt", "gen", "tok/s");
+	/* image requests: the image's tokens (among the prompt's) and encode */
+	for (images = false, i = from; i < p->nr_reqs && !images; i++)
+		images = p->reqs[i].t.image_tokens || p->reqs[i].image_ns;
+	if (images)
+		fprintf(out, " %16s", "image tok, enc");
 	if (!nc)
 		fprintf(out, " %13s %13s", "host_anon", "gpu_api");
 	for (k = 0; k < nc; k++)
@@ -206,6 +215,11 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			c, d, r->done ? end_name(r->end) : "open",
 			(unsigned long long)r->t.prompt_tokens,
 			(unsigned long long)model_req__generated(r), e);
+		if (images && (r->t.image_tokens || r->image_ns))
+			fprintf(out, " %7llu %5.1f ms", (unsigned long long)r->t.image_tokens,
+				r->image_ns / 1e6);
+		else if (images)
+			fprintf(out, " %16s", "-");
 		if (!nc)
 			fprintf(out, " %13s %13s", fmt_delta(a, sizeof(a), dl.anon),
 				dl.has_gpu ? fmt_delta(b, sizeof(b), dl.gpu) : "-");

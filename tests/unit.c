@@ -1958,6 +1958,37 @@ out:
 	model__free(m);
 }
 
+/* a request whose image the projector encodes is marked as one, in the
+ * live view's requests panel */
+static void test_top_marks_image_requests(void)
+{
+	struct top_line *l = calloc(64, sizeof(*l));
+	struct model *m = model_of_run(2);
+	struct top_state st = { .refresh_s = 1 };
+	struct gmt_decode e;
+	struct findings *fs;
+	size_t n;
+
+	m->target_pid = 100;
+	http_event(m, 3, 7, GMT_HTTP_REQUEST, "/v1/chat/completions", 0, 0);
+	http_event(m, 3.5, 8, GMT_HTTP_REQUEST, "/completion", 0, 0);
+	event__init(&e.hdr, GMT_EV_DECODE, sizeof(e), T(3.2), 100);
+	memset(&e.kind, 0, sizeof(e) - offsetof(struct gmt_decode, kind));
+	e.kind = GMT_DEC_IMAGE;
+	e.dur_ns = 3000000;
+	model__add(m, &e.hdr);
+	st.now = T(4);
+	fs = findings__build(m);
+	n = l ? top__layout(m, fs, &st, 40, 120, l, 64) : 0;
+	ASSERT_TRUE(screen_has(l, n, "/v1/chat/completions") && screen_has(l, n, " image"),
+		    "the image request is marked");
+	ASSERT_EQ(model__proc(m, 100)->reqs[0].image_ns, 3000000, "its encode");
+	ASSERT_EQ(model__proc(m, 100)->reqs[1].image_ns, 0, "the text request has none");
+	findings__free(fs);
+	free(l);
+	model__free(m);
+}
+
 static void munmap_at(struct model *m, double t, __u64 addr, __u64 len)
 {
 	struct gmt_munmap e;
@@ -2357,6 +2388,7 @@ static const struct {
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_request_delta_one_rule", test_request_delta_one_rule },
 	{ "unit_roles_by_stack", test_roles_by_stack },
+	{ "unit_top_marks_image_requests", test_top_marks_image_requests },
 	{ "unit_findings_by_role_and_bound", test_findings_by_role_and_bound },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },

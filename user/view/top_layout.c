@@ -466,6 +466,8 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 		    v[i].latency * 1e3, (unsigned long long)model_req__generated(r), t);
 		put(s, l, v[i].delta > 0 ? TA_ALERT : TA_NORMAL, "%11s",
 		    fmt_delta(a, sizeof(a), v[i].delta));
+		if (r->t.image_tokens || r->image_ns)
+			put(s, l, TA_DIM, " image");
 		if (!r->done)
 			put(s, l, TA_DIM, " open");
 	}

@@ -9,7 +9,8 @@
 // fourth one attention; --arch gemma3 a Gemma-3 text model (sliding-window
 // attention) and --arch gemma3-mmproj its vision projector (a SigLIP encoder
 // of --vembd, images of 128x128 in 8x8 patches, 16 image tokens), for
-// --mmproj (report 4). Names and shapes: src/models/*.cpp,
+// --mmproj (report 4); --arch qwen3vl and qwen3vl-mmproj the same for a
+// Qwen3-VL-style pair (M-RoPE; the qwen3vl_merger projector; report 1). Names and shapes: src/models/*.cpp,
 // src/llama-arch.cpp, tools/mtmd/clip.cpp and clip-impl.h.
 //   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd 256] [--layers 2]
 //        [--ff 512] [--ctx 512] [--state 16] [--seed 1]
@@ -23,8 +24,9 @@ const opt = (name, def) => {
 };
 const ai = args.indexOf("--arch");
 const arch = ai >= 0 ? args[ai + 1] : "llama";
-if (!out || !["llama", "mamba2", "qwen35", "gemma3", "gemma3-mmproj"].includes(arch)) {
-	console.error("usage: tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N]");
+const arches = ["llama", "mamba2", "qwen35", "gemma3", "gemma3-mmproj", "qwen3vl", "qwen3vl-mmproj"];
+if (!out || !arches.includes(arch)) {
+	console.error(`usage: tiny-gguf.mjs OUT.gguf [--arch ${arches.join("|")}] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N]`);
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
@@ -40,7 +42,8 @@ const isAttn = (i) => (i + 1) % 4 === 0;
 // gemma3's projector: a vision encoder of vEmbd, its tokens pooled 4x4 and
 // projected to the text model's --embd
 const vEmbd = opt("vembd", 64), imgSize = 128, patch = 8, nPatches = (imgSize / patch) ** 2;
-const isClip = arch === "gemma3-mmproj";
+const isClip = arch.endsWith("-mmproj");
+const qvl = arch === "qwen3vl-mmproj";
 let seed = opt("seed", 1) >>> 0 || 1;
 
 // vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback)
@@ -64,7 +67,7 @@ const clipKv = [
 	["general.architecture", STR, "clip"],
 	["general.name", STR, "gpumemtrace tiny random gemma3 projector"],
 	["general.alignment", U32, 32],
-	["clip.projector_type", STR, "gemma3"],
+	["clip.projector_type", STR, qvl ? "qwen3vl_merger" : "gemma3"],
 	["clip.has_vision_encoder", 7, true],
 	["clip.use_gelu", 7, true],
 	["clip.vision.image_size", U32, imgSize],
@@ -102,6 +105,16 @@ const textKv = [
 		["gemma3.attention.sliding_window", U32, 128],
 		["gemma3.rope.freq_base", F32, 1000000],
 		["gemma3.vocab_size", U32, nVocab],
+	] : arch === "qwen3vl" ? [
+		["qwen3vl.feed_forward_length", U32, nFf],
+		["qwen3vl.attention.head_count", U32, nEmbd / 64],
+		["qwen3vl.attention.head_count_kv", U32, nEmbd / 64],
+		["qwen3vl.attention.key_length", U32, 64],
+		["qwen3vl.attention.value_length", U32, 64],
+		["qwen3vl.attention.layer_norm_rms_epsilon", F32, 1e-6],
+		["qwen3vl.rope.dimension_sections", ARR, [I32, [12, 10, 10, 0]]],
+		["qwen3vl.rope.freq_base", F32, 5000000],
+		["qwen3vl.vocab_size", U32, nVocab],
 	] : arch === "qwen35" ? [
 		["qwen35.feed_forward_length", U32, nFf],
 		["qwen35.attention.head_count", U32, qHeads],
@@ -153,7 +166,12 @@ function value(type, v) {
 	}
 }
 
-const tensors = isClip ? [["v.patch_embd.weight", [patch, patch, 3, vEmbd]],
+const tensors = qvl ? [["v.patch_embd.weight", [patch, patch, 3, vEmbd]],
+	["v.patch_embd.weight.1", [patch, patch, 3, vEmbd]], ["v.patch_embd.bias", [vEmbd]],
+	["v.position_embd.weight", [vEmbd, nPatches]], ["v.post_ln.weight", [vEmbd]],
+	["v.post_ln.bias", [vEmbd]], ["mm.0.weight", [4 * vEmbd, 4 * vEmbd]], ["mm.0.bias", [4 * vEmbd]],
+	["mm.2.weight", [4 * vEmbd, nEmbd]], ["mm.2.bias", [nEmbd]]] :
+	isClip ? [["v.patch_embd.weight", [patch, patch, 3, vEmbd]],
 	["v.patch_embd.bias", [vEmbd]], ["v.position_embd.weight", [vEmbd, nPatches]],
 	["v.post_ln.weight", [vEmbd]], ["v.post_ln.bias", [vEmbd]],
 	["mm.input_projection.weight", [nEmbd, vEmbd]], ["mm.soft_emb_norm.weight", [vEmbd]]] :
@@ -163,12 +181,25 @@ for (let i = 0; i < nLayer; i++) {
 	const p = `blk.${i}.`;
 	if (isClip) {
 		const v = `v.blk.${i}.`;
-		for (const t of ["attn_q", "attn_k", "attn_v", "attn_out"])
-			tensors.push([v + t + ".weight", [vEmbd, vEmbd]], [v + t + ".bias", [vEmbd]]);
+		if (qvl)
+			tensors.push([v + "attn_qkv.weight", [vEmbd, 3 * vEmbd]], [v + "attn_qkv.bias", [3 * vEmbd]],
+				[v + "attn_out.weight", [vEmbd, vEmbd]], [v + "attn_out.bias", [vEmbd]]);
+		else
+			for (const t of ["attn_q", "attn_k", "attn_v", "attn_out"])
+				tensors.push([v + t + ".weight", [vEmbd, vEmbd]], [v + t + ".bias", [vEmbd]]);
 		tensors.push([v + "ln1.weight", [vEmbd]], [v + "ln1.bias", [vEmbd]],
 			[v + "ln2.weight", [vEmbd]], [v + "ln2.bias", [vEmbd]],
 			[v + "ffn_up.weight", [vEmbd, 2 * vEmbd]], [v + "ffn_up.bias", [2 * vEmbd]],
 			[v + "ffn_down.weight", [2 * vEmbd, vEmbd]], [v + "ffn_down.bias", [vEmbd]]);
+		continue;
+	}
+	if (arch === "qwen3vl") {
+		tensors.push([p + "attn_norm.weight", [nEmbd]], [p + "attn_q.weight", [nEmbd, nEmbd]],
+			[p + "attn_k.weight", [nEmbd, nEmbd]], [p + "attn_v.weight", [nEmbd, nEmbd]],
+			[p + "attn_output.weight", [nEmbd, nEmbd]], [p + "attn_q_norm.weight", [64]],
+			[p + "attn_k_norm.weight", [64]], [p + "ffn_norm.weight", [nEmbd]],
+			[p + "ffn_gate.weight", [nEmbd, nFf]], [p + "ffn_up.weight", [nEmbd, nFf]],
+			[p + "ffn_down.weight", [nFf, nEmbd]]);
 		continue;
 	}
 	if (arch === "gemma3") {

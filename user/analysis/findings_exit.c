@@ -77,7 +77,9 @@ static void crash_label(const struct model *m, __u32 stack_id, char *buf, size_t
 			 (strstr(st->frames[i].sym, "_int_malloc") ||
 			  strstr(st->frames[i].sym, "_int_free") ||
 			  strstr(st->frames[i].sym, "unlink_chunk") ||
-			  strstr(st->frames[i].sym, "_int_realloc"));
+			  strstr(st->frames[i].sym, "_int_realloc") ||
+			  strstr(st->frames[i].sym, "malloc_arena") ||
+			  strstr(st->frames[i].sym, "tcache"));
 	}
 	for (; i < st->nr_frames && len < size; i++)
 		if (st->frames[i].sym && st->frames[i].sym[0] && !in_libc(&st->frames[i])) {

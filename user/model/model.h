@@ -339,8 +339,9 @@ struct model_tally {
 
 struct model_seq {
 	__s32 seq;
-	__s32 last_pos; /* -1 before any */
-	size_t run;	/* 1 + index of its current run; 0 none */
+	__s32 last_pos;	 /* -1 before any */
+	size_t run;	 /* 1 + index of its current run; 0 none */
+	bool after_embd; /* its last batch was an image's embeddings */
 };
 
 struct model_run {

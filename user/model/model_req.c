@@ -367,7 +367,10 @@ static struct model_seq *seq_state(struct model_proc *p, __s32 seq)
 /* the run sequence d of a batch continues, or NULL when d starts a new one:
  * a jump in position (a new prompt starts where its cached prefix ends; a
  * step or a prompt's next batch follows on), prompt tokens after
- * generation, or a run whose request has already been given it */
+ * generation, or a run whose request has already been given it. After an
+ * image's embeddings the text goes on further ahead: with M-RoPE
+ * (Qwen-VL) an image takes as many positions as its grid's longer side,
+ * not one a token, and its batch gives each token the same first one */
 static struct model_run *continued(struct model_proc *p, const struct model_seq *s,
 				   const struct gmt_decode_seq *d)
 {
@@ -375,7 +378,8 @@ static struct model_run *continued(struct model_proc *p, const struct model_seq 
 
 	if (!r || r->req)
 		return NULL;
-	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min != s->last_pos + 1)
+	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min != s->last_pos + 1 &&
+	    !(s->after_embd && d->pos_min > s->last_pos))
 		return NULL;
 	if (r->t.prompt_done && d->n_tokens > 1 && d->n_outputs < d->n_tokens)
 		return NULL;
@@ -635,6 +639,7 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 			s->run = p->nr_runs;
 		}
 		s->last_pos = d->pos_max;
+		s->after_embd = e->embd;
 		run[i]->last_end_ts = e->hdr.ts_ns;
 		run[i]->t.after_ts = run[i]->t.gen_sync_ts = 0;
 		tally(&run[i]->t, e, d->n_tokens, d->n_outputs);

@@ -14,7 +14,8 @@
 #   6. the prompt cache at its default --cache-ram (8 GiB), 15 requests: the
 #      cache filling, not a leak, against the server's log.
 # Usage: sudo tests/cuda/llama-server.sh SRC.tar.gz MODEL.gguf [GPUMEMTRACE]
-#   CASES="cuda_cache_default ...": only those cases
+#   CASES="cuda_cache_default ...": only those cases; VMODEL and MMPROJ (absolute
+#   paths): the pair for the image cases, IMAGES their requests (100)
 #   (needs nvcc, cmake, ninja and python3; the reports and tables end up in
 #   $OUT/cuda-llama-server.tar.gz, or /tmp without OUT)
 set -u
@@ -157,7 +158,39 @@ sys.exit(0 if f and f[0]["kind"] == "bounded_cache" and
 PY
 }
 
+# report 4: image requests to a Gemma-3-style pair (MMPROJ: its projector,
+# written beside MODEL by tools/tiny-gguf.mjs --arch gemma3 / gemma3-mmproj),
+# CUDA graphs as set: every series's verdict, NVML's included, and per
+# request the device memory NVML and the API saw and the live graph
+# executables
+images() {
+	[ -n "${MMPROJ:-}" ] && [ -n "${VMODEL:-}" ] || { echo "MMPROJ and VMODEL unset"; return 1; }
+	cp "$(realpath "$VMODEL")" "$T/tiny.gguf"
+	start_server --mmproj "$(realpath "$MMPROJ")" -np 1 -c 4096 -ngl 99 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	drive --clients 1 --requests "${IMAGES:-100}" --tokens 16 --paths /v1/chat/completions \
+		--images --stream no || return 1
+	python3 - "$T/gmt.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["processes"][0]
+print("verdicts:", [(x["kind"], x["category"], x["reason"]) for x in r["findings"]])
+for x in r["findings"]:
+    if x["category"] in ("nvml_device", "cuda_device", "cuda_graph_execs") or x["kind"] != "steady":
+        print("  %s %s: %s" % (x["kind"], x["category"], x["message"][:500]))
+reqs = [q for q in p["requests"] if q["path"] == "/v1/chat/completions"]
+print("#\tprompt\timage\tmemory")
+for i, q in list(enumerate(reqs, 1))[:5] + list(enumerate(reqs, 1))[-5:]:
+    print("%d\t%s\t%s\t%s" % (i, q["prompt_tokens"], q["image_tokens"],
+                             json.dumps(q.get("memory"))[:300]))
+# every series a verdict, NVML's included
+sys.exit(0 if any(x["category"] == "nvml_device" for x in r["findings"]) else 1)
+PY
+}
+
 case_ cuda_cache_default cache_default
+case_ cuda_images_graphs_on images
+GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_images_graphs_off images
 case_ cuda_steady_graphs_on steady 1
 GGML_CUDA_DISABLE_GRAPHS=1 case_ cuda_steady_graphs_off steady 1
 case_ cuda_steady_four_slots steady 4

@@ -414,10 +414,13 @@ test_server_recurrent_fixed_entries_fill_the_cache() {
 		"a full cache: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
 	# what holds it, by the frames of its first touches: the prompt cache
 	# within --cache-ram, and the checkpoints the log says it made
-	expect 'jq -e "(.roles | map(.role) | index(\"context checkpoints\")) != null and
+	# the checkpoints' bound: 32 a slot of the largest the server made, and
+	# --cache-ram, where a cached prompt keeps them
+	expect 'jq -e --argjson c "$(jqr .processes[0].llama_state.checkpoint_max_bytes "$T/gmt.out")" \
+		"(.roles[] | select(.role == \"context checkpoints\") | .bound_bytes == 32 * \$c + 40 * 1048576) and
 		(.roles[] | select(.role == \"prompt cache\") | .bound == \"cache_ram\" and
 		.bound_bytes == 40 * 1048576)" <<<"$f" >/dev/null' \
-		"held by the prompt cache and checkpoints: $(jq -c .roles <<<"$f")" || return 1
+		"held by the prompt cache and checkpoints, each against its bound: $(jq -c .roles <<<"$f")" || return 1
 	# each state copy the size the log gives, the same for every prompt
 	expect 'jq -e --argjson m "${sizes% }" ".cache_state_bytes / 1048576 - \$m | fabs < 0.001" <<<"$f" >/dev/null &&
 		jq -e ".evidence_codes | index(\"fixed_state\") != null" <<<"$f" >/dev/null' \

@@ -56,10 +56,12 @@ static void bound_of(const struct model_proc *p, const struct llama_conf *c, boo
 		return;
 	if (r->bound == ROLE_CACHE_RAM && c->cache_ram.v > 0)
 		r->bound_bytes = c->cache_ram.v * MIB;
-	/* checkpoints live per slot, beside the cache's own */
+	/* checkpoints live in their slot (--ctx-checkpoints each) until the
+	 * prompt is cached, then in its entry, which --cache-ram counts */
 	if (r->bound == ROLE_CHECKPOINTS && c->ctx_checkpoints.v > 0 && p->lstate.ckpt_max)
 		r->bound_bytes =
-			(double)c->ctx_checkpoints.v * llama_conf__slots(c) * p->lstate.ckpt_max;
+			(double)c->ctx_checkpoints.v * llama_conf__slots(c) * p->lstate.ckpt_max +
+			(c->cache_ram.v > 0 ? c->cache_ram.v * MIB : 0);
 }
 
 void findings__roles(const struct model *m, const struct model_proc *p,

@@ -23,8 +23,9 @@ start_server() {
 		node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" ${TINY_ARGS:-} >/dev/null || return 1
 	rm -f "$T/server.fifo"
 	mkfifo "$T/server.fifo"
-	"$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 --port 0 --metrics \
-		--no-warmup "$@" >"$T/server.fifo" 2>&1 &
+	# shellcheck disable=SC2086 # SERVER_WRAP: words before the server
+	${SERVER_WRAP:-} "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 --port 0 \
+		--metrics --no-warmup "$@" >"$T/server.fifo" 2>&1 &
 	SERVER_PID=$!
 	exec 4<"$T/server.fifo"
 	while IFS= read -r -t 120 line <&4; do
@@ -240,6 +241,58 @@ test_server_startup_abort_is_a_verdict() {
 	# lavapipe its Vulkan memory is host memory, and is not called flat
 	expect '! grep -q -- "--cache-ram\|stayed flat" "$T/r.txt"' \
 		"no advice on the prompt cache: $(grep -- "--cache-ram\|stayed flat" "$T/r.txt")"
+}
+
+# scenario 5 as reported: -np 4 and no -c, so --fit gives each slot the
+# model's whole training context (the server's log: "using 131072 for 4
+# sequences"), and the KV cache fails to allocate under a memory limit that
+# one slot fits in. The verdict names the KV cache as what to shrink, says
+# why it is 4 slots' worth, and one slot's share is the server's own KV size
+# over its cells; -np 1 then starts under the same limit
+test_server_startup_four_slots_fitted_context() {
+	need_llama_server || return 1
+	need_lavapipe
+	local peak kv1 ctx1 ctx4 lim want share
+	export GGML_VK_VISIBLE_DEVICES=0
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" --ctx 32768 --embd 512 --layers 4 \
+		>/dev/null || return 1
+	# one slot, no limit: its address space and KV cache, by the server
+	start_server -np 1 -ngl 99 -v || return 1
+	peak=$(awk '/^VmPeak:/ {print $2}' "/proc/$SERVER_PID/status")
+	stop_server
+	kv1=$(grep -oP 'llama_kv_cache: size = +\K[0-9.]+(?= MiB)' "$T/server.log" | tail -1)
+	ctx1=$(grep -oP 'llama_context: n_ctx += \K[0-9]+' "$T/server.log" | tail -1)
+	# room for one slot's KV cache again, not for four
+	lim=$((peak + ${kv1%.*} * 1024))
+	echo "# one slot: VmPeak $peak kB, KV cache $kv1 MiB at n_ctx $ctx1; limit $lim kB"
+	"$GMT" --json -- sh -c 'ulimit -v "$0"; exec "$@" >"'"$T"'/server4.log" 2>&1' "$lim" \
+		"$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --port 0 --no-warmup -np 4 -ngl 99 -v \
+		>"$T/gmt.out" 2>"$T/gmt.err" || return 1
+	expect 'grep -q "using $((ctx1 * 4)) for 4 sequences" "$T/server4.log" &&
+		grep -q "ErrorOutOfDeviceMemory" "$T/server4.log"' \
+		"--fit scaled the context and the KV cache failed: $(grep -i "sequences\|error" "$T/server4.log" | head -3)" ||
+		return 1
+	want=$(grep -oP 'Device memory allocation of size \K[0-9]+(?= failed)' "$T/server4.log" | head -1)
+	ctx4=$(grep -oP 'llama_context: n_ctx += \K[0-9]+' "$T/server4.log" | tail -1)
+	# one slot's share: the KV cache one slot had, per cell, times a slot's cells
+	share=$(awk -v k="$kv1" -v a="$ctx1" -v b="$ctx4" 'BEGIN { printf "%.0f", k * 1048576 / a * b / 4 }')
+	expect 'jq -e --argjson w "$want" ".findings[0] | .kind == \"alloc_failure\" and
+		.size_bytes == \$w and .role == \"KV cache\"" "$T/gmt.out" >/dev/null' \
+		"the first verdict, the KV cache's $want bytes: $(jq -c '.findings[0] | [.kind, .size_bytes, .role]' "$T/gmt.out")" ||
+		return 1
+	expect 'jq -e --argjson s "$share" ".findings[0] | .kv_bytes_per_slot == \$s and
+		(.reasons | index(\"fail_try_call\") != null and index(\"fail_try_kv\") != null)" \
+		"$T/gmt.out" >/dev/null' \
+		"one slot's share $share (n_ctx $ctx4 over 4): $(jq -c '.findings[0] | [.kv_bytes_per_slot, .reasons]' "$T/gmt.out")" ||
+		return 1
+	expect 'jq -r ".findings[0].message" "$T/gmt.out" | grep -q "shrink what the call was for, the KV cache.*up to 4 times one slot"' \
+		"what to try: $(jq -r '.findings[0].message' "$T/gmt.out")" || return 1
+	expect '[ "$(jqr "[.findings[] | select(.kind == \"exit\")][0].exit_status" "$T/gmt.out")" = 1 ]' \
+		"it exited with status 1" || return 1
+	# the advice holds: one slot starts under the same limit
+	: >"$T/server.log"
+	SERVER_WRAP="prlimit --as=$((lim * 1024)) --" start_server -np 1 -ngl 99 || return 1
+	stop_server
 }
 
 # The prompt cache: with one slot, each new prompt saves the last one's state

@@ -19,6 +19,7 @@
 #include "analysis/analyze.h"
 #include "series.h"
 #include "analysis/findings.h"
+#include "analysis/llama_conf.h"
 #include "analysis/requests.h"
 #include "view/top_layout.h"
 #include "model/model.h"
@@ -2179,6 +2180,44 @@ static struct model *server_run(const double *level, __u32 stack, const char *sy
 	return m;
 }
 
+/* --fit makes the context slots x the model's only for -np N > 1 with no
+ * -c and no shared KV buffer (llama.cpp's server.cpp and common/fit.cpp) */
+static void test_llama_conf_fit_scaled(void)
+{
+	static const struct {
+		const char *cmd, *env;
+		bool scaled;
+	} cases[] = {
+		{ "llama-server -m m.gguf -np 4", "", true },
+		{ "llama-server -m m.gguf --parallel=2 -c 0", "", true },
+		{ "llama-server -m m.gguf", "", false }, /* auto: 4 slots, unified */
+		{ "llama-server -m m.gguf -np 4 -c 8192", "", false },
+		{ "llama-server -m m.gguf -np 4 -kvu", "", false },
+		{ "llama-server -m m.gguf -np 4 --kv-unified -no-kvu", "", true },
+		{ "llama-server -m m.gguf -np 4 --fit off", "", false },
+		{ "llama-server -m m.gguf -np 1", "", false },
+		{ "llama-server -m m.gguf -np 4 --kv-unified-per-slot 4096", "", false },
+		{ "llama-server -m m.gguf -np 4", "LLAMA_ARG_KV_UNIFIED=1", false },
+		{ "llama-server -m m.gguf", "LLAMA_ARG_N_PARALLEL=3", true },
+		{ "llama-server -m m.gguf -np 4", "LLAMA_ARG_CTX_SIZE=4096", false },
+	};
+	struct model_proc p = { 0 };
+	struct llama_conf c;
+	char cmd[128], env[64];
+	size_t i;
+
+	strcpy(p.comm, "llama-server");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "%s", cases[i].cmd);
+		snprintf(env, sizeof(env), "%s", cases[i].env);
+		p.cmdline = cmd;
+		p.env = env;
+		p.env_len = strlen(env) + 1;
+		ASSERT_TRUE(llama_conf__read(&p, &c), cases[i].cmd);
+		ASSERT_TRUE(llama_conf__ctx_scaled(&c) == cases[i].scaled, cases[i].cmd);
+	}
+}
+
 static bool says(const struct finding *f, enum say code)
 {
 	size_t i;
@@ -2390,6 +2429,7 @@ static const struct {
 	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_top_marks_image_requests", test_top_marks_image_requests },
 	{ "unit_findings_by_role_and_bound", test_findings_by_role_and_bound },
+	{ "unit_llama_conf_fit_scaled", test_llama_conf_fit_scaled },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },
 	{ "unit_requests_bounded", test_requests_bounded },

@@ -113,6 +113,8 @@ const char *findings__say_name(enum say code)
 		[M_FAILED_STACKS] = "failed_stacks",
 		[M_FAIL_TRY_GRAPHS] = "fail_try_graphs",
 		[M_FAIL_TRY_SHRINK] = "fail_try_shrink",
+		[M_FAIL_TRY_CALL] = "fail_try_call",
+		[M_FAIL_TRY_KV] = "fail_try_kv",
 		[M_FAIL_END] = "fail_end",
 		[M_EVICTED] = "evicted",
 		[M_EVICT_RETURNED] = "evict_returned",

@@ -32,6 +32,52 @@ static bool llama(const struct model_proc *p, const struct finding *f)
 	return false;
 }
 
+/* the live KV cache, or the failing call where it was for the KV cache */
+static __u64 kv_bytes(const struct finding *f, const char *role, __u64 size)
+{
+	__u64 n = role && !strcmp(role, "KV cache") ? size : 0;
+	size_t i;
+
+	for (i = 0; i < f->nr_stacks; i++)
+		if (!strcmp(f->stacks[i].role, "KV cache"))
+			n += f->stacks[i].bytes;
+	return n;
+}
+
+/* what to try: shrink the biggest holder, or what the call was for when it
+ * alone asked for more; for llama.cpp's KV cache, its settings */
+static void try_shrink(const struct model_proc *p, const struct model_gpu_failure *x,
+		       struct finding *f, const char *role, __u64 live, bool is_llama)
+{
+	__u64 top = f->nr_stacks ? f->stacks[0].bytes : 0;
+	bool call = role && x->size > top;
+	const char *what = call ? role :
+			   f->nr_stacks ?
+				  (f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label) :
+				  NULL;
+	struct llama_conf c;
+	bool conf = llama_conf__read(p, &c);
+
+	if (!what) {
+		SAY(f, M_FAIL_END, NULL, 0);
+		return;
+	}
+	if (call)
+		SAY(f, M_FAIL_TRY_CALL, SAY_S(role), x->size, top, live);
+	else
+		SAY(f, M_FAIL_TRY_SHRINK, SAY_S(what), live ? 100.0 * top / live : 0);
+	if (is_llama && !strcmp(what, "KV cache")) {
+		__u64 kv =
+			llama_conf__ctx_scaled(&c) ? kv_bytes(f, call ? role : NULL, x->size) : 0;
+
+		if (kv)
+			finding__num(f, "kv_bytes_per_slot", kv / llama_conf__slots(&c));
+		SAY(f, M_FAIL_TRY_KV, NULL, 1, conf, c.ctx.v, c.ctx.from, llama_conf__slots(&c),
+		    c.parallel.from, c.fit.v, kv);
+	}
+	SAY(f, M_FAIL_END, NULL, 0);
+}
+
 /* one failure (times: the same way, in a row): what was live, by role or
  * else by stack, and what to try */
 static void failure(const struct model *m, const struct model_proc *p,
@@ -44,7 +90,7 @@ static void failure(const struct model *m, const struct model_proc *p,
 	struct finding *f = findings__add(fs, F_ALLOC_FAILURE, p->pid);
 	double heap = -1, heap_bytes = 0, local = 0;
 	struct llama_conf c;
-	bool is_llama, conf;
+	bool is_llama;
 	__u64 live = 0;
 	size_t i;
 
@@ -104,17 +150,12 @@ static void failure(const struct model *m, const struct model_proc *p,
 		SAY(f, M_FAILED_STACKS, NULL, x->other_bytes);
 	}
 	is_llama = llama(p, f);
-	conf = llama_conf__read(p, &c);
-	if (x->kind == MODEL_KIND_GRAPH_EXEC)
+	if (x->kind == MODEL_KIND_GRAPH_EXEC) {
+		llama_conf__read(p, &c);
 		SAY(f, M_FAIL_TRY_GRAPHS, NULL, is_llama, c.cuda_graphs_off);
-	else if (f->nr_stacks)
-		/* with llama.cpp's settings, where they were read */
-		SAY(f, M_FAIL_TRY_SHRINK,
-		    SAY_S(f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label),
-		    live ? 100.0 * f->stacks[0].bytes / live : 0, is_llama, conf, c.ctx.v,
-		    c.ctx.from, llama_conf__slots(&c), c.parallel.from, c.fit.v);
-	else
-		SAY(f, M_FAIL_END, NULL, 0);
+	} else {
+		try_shrink(p, x, f, role, live, is_llama);
+	}
 	EVIDENCE(f, E_CALL_FAILED, SAY_S(name, res), x->size, x->stack_id != 0);
 	finding__num(f, "stack_id", x->stack_id);
 }

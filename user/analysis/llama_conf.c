@@ -6,23 +6,36 @@
 #include <string.h>
 #include "llama_conf.h"
 
+enum opt_type {
+	OPT_NUM,
+	OPT_BOOL,
+	OPT_FLAG_ON,  /* no value: on; its variable takes a boolean */
+	OPT_FLAG_OFF, /* no value: off */
+};
+
 struct opt {
 	const char *shrt, *lng, *env;
 	size_t off; /* of its conf_val in struct llama_conf */
-	bool boolean;
+	enum opt_type type;
 };
 
 static const struct opt opts[] = {
 	{ "-cram", "--cache-ram", "LLAMA_ARG_CACHE_RAM", offsetof(struct llama_conf, cache_ram),
-	  false },
+	  OPT_NUM },
 	{ "-np", "--parallel", "LLAMA_ARG_N_PARALLEL", offsetof(struct llama_conf, parallel),
-	  false },
-	{ "-c", "--ctx-size", "LLAMA_ARG_CTX_SIZE", offsetof(struct llama_conf, ctx), false },
-	{ "-fit", "--fit", "LLAMA_ARG_FIT", offsetof(struct llama_conf, fit), true },
+	  OPT_NUM },
+	{ "-c", "--ctx-size", "LLAMA_ARG_CTX_SIZE", offsetof(struct llama_conf, ctx), OPT_NUM },
+	{ "-fit", "--fit", "LLAMA_ARG_FIT", offsetof(struct llama_conf, fit), OPT_BOOL },
 	{ "-ctxcp", "--ctx-checkpoints", "LLAMA_ARG_CTX_CHECKPOINTS",
-	  offsetof(struct llama_conf, ctx_checkpoints), false },
+	  offsetof(struct llama_conf, ctx_checkpoints), OPT_NUM },
 	{ "-ctxcp", "--swa-checkpoints", "LLAMA_ARG_CTX_CHECKPOINTS",
-	  offsetof(struct llama_conf, ctx_checkpoints), false },
+	  offsetof(struct llama_conf, ctx_checkpoints), OPT_NUM },
+	{ "-kvu", "--kv-unified", "LLAMA_ARG_KV_UNIFIED", offsetof(struct llama_conf, kv_unified),
+	  OPT_FLAG_ON },
+	{ "-no-kvu", "--no-kv-unified", "LLAMA_ARG_KV_UNIFIED",
+	  offsetof(struct llama_conf, kv_unified), OPT_FLAG_OFF },
+	{ "--kv-unified-per-slot", "--kv-unified-per-slot", "LLAMA_ARG_KV_UNIFIED_PER_SLOT",
+	  offsetof(struct llama_conf, kv_per_slot), OPT_NUM },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -35,7 +48,7 @@ static bool parse(const struct opt *o, const char *s, size_t n, long *v)
 		return false;
 	memcpy(buf, s, n);
 	buf[n] = 0;
-	if (o->boolean) {
+	if (o->type != OPT_NUM) {
 		if (!strcmp(buf, "on") || !strcmp(buf, "enabled") || !strcmp(buf, "true") ||
 		    !strcmp(buf, "1"))
 			*v = 1;
@@ -97,6 +110,11 @@ static void from_args(const char *cmd, struct llama_conf *c)
 			if ((strlen(opts[i].shrt) != k || strncmp(w, opts[i].shrt, k)) &&
 			    (strlen(opts[i].lng) != k || strncmp(w, opts[i].lng, k)))
 				continue;
+			if (opts[i].type == OPT_FLAG_ON || opts[i].type == OPT_FLAG_OFF) {
+				if (!eq)
+					set(c, &opts[i], opts[i].type == OPT_FLAG_ON, CONF_ARG);
+				continue;
+			}
 			val = eq ? eq + 1 : (*e ? e + 1 : e);
 			vn = eq ? (size_t)(e - val) : strcspn(val, " ");
 			if (parse(&opts[i], val, vn, &x))
@@ -133,6 +151,13 @@ bool llama_conf__read(const struct model_proc *p, struct llama_conf *c)
 long llama_conf__slots(const struct llama_conf *c)
 {
 	return c->parallel.v > 0 ? c->parallel.v : 4;
+}
+
+bool llama_conf__ctx_scaled(const struct llama_conf *c)
+{
+	/* an automatic -np is 4 slots sharing one buffer: not scaled */
+	return c->server && c->fit.v && !c->ctx.v && c->parallel.v > 1 && !c->kv_unified.v &&
+	       !(c->kv_per_slot.v > 0 && c->ctx.from == CONF_DEFAULT);
 }
 
 const char *llama_conf__from(const struct conf_val *v, const char *env)

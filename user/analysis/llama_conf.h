@@ -27,6 +27,8 @@ struct llama_conf {
 	struct conf_val ctx;		 /* tokens; 0 the model's */
 	struct conf_val fit;		 /* 1 on, 0 off */
 	struct conf_val ctx_checkpoints; /* a slot's most */
+	struct conf_val kv_unified;	 /* 1 one KV buffer for all slots */
+	struct conf_val kv_per_slot;	 /* --kv-unified-per-slot; 0 unset */
 	bool cuda_graphs_off;		 /* GGML_CUDA_DISABLE_GRAPHS */
 };
 
@@ -35,6 +37,10 @@ struct llama_conf {
 bool llama_conf__read(const struct model_proc *p, struct llama_conf *c);
 /* the slots a -np value makes */
 long llama_conf__slots(const struct llama_conf *c);
+/* --fit sized the context as slots x the model's training context: -np
+ * N > 1 with no -c and no shared KV buffer (llama.cpp's common/fit.cpp, as
+ * the server calls it) */
+bool llama_conf__ctx_scaled(const struct llama_conf *c);
 /* where a setting came from: "command line", its variable (env), "default" */
 const char *llama_conf__from(const struct conf_val *v, const char *env);
 

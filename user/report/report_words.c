@@ -83,18 +83,25 @@ static const char *sizes(const struct finding_stack *s, char *buf, size_t size)
 }
 
 /* what llama.cpp's settings say of a KV cache that filled the device:
- * v: llama, settings read, context, its source, slots, their source, fit */
+ * v: llama, settings read, context, its source, slots, their source, fit,
+ * the KV cache's bytes where --fit made the context slots x the model's */
 static size_t kv_advice(const double *v, char *buf, size_t size, size_t len)
 {
 	struct conf_val ctx = { .from = v[3] }, par = { .from = v[5] };
-	char c[48];
+	char c[48], a[32];
 
-	if (!v[0])
-		return len;
 	if (!v[1])
 		return put(buf, size, len,
 			   "; for llama.cpp, a smaller context (-c) or fewer parallel slots (-np) "
 			   "shrinks the KV cache");
+	if (v[7])
+		return put(buf, size, len,
+			   "; this llama-server has --fit on, %.0f slots (-np, %s) and no context "
+			   "(-c): --fit gives each slot up to the model's whole training context, "
+			   "so the KV cache is up to %.0f times one slot's (%s each here). -np 1, "
+			   "--kv-unified or a -c of the model's context keeps it near one slot's",
+			   v[4], llama_conf__from(&par, "LLAMA_ARG_N_PARALLEL"), v[4],
+			   B(a, v[7] / v[4]));
 	if (v[2])
 		snprintf(c, sizeof(c), "%.0f tokens", v[2]);
 	else
@@ -375,11 +382,19 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			   "in the allocation calls%s.",
 			   v[0] ? graphs_advice(v[1]) : "");
 	case M_FAIL_TRY_SHRINK:
-		len = put(buf, size, len,
-			  ". What to try: shrink the biggest holder, %s (%.0f%% of what was live)",
-			  x->s[0], v[0]);
-		len = kv_advice(v + 1, buf, size, len);
-		return put(buf, size, len, ".");
+		return put(buf, size, len,
+			   ". What to try: shrink the biggest holder, %s (%.0f%% of what was live)",
+			   x->s[0], v[0]);
+	case M_FAIL_TRY_CALL:
+		return put(
+			buf, size, len,
+			". What to try: shrink what the call was for, the %s: it alone asked for "
+			"%s, more than %s (%s)",
+			x->s[0], B(a, v[0]),
+			v[0] > v[2] ? "all that was live" : "the biggest holder",
+			B(b, v[0] > v[2] ? v[2] : v[1]));
+	case M_FAIL_TRY_KV:
+		return kv_advice(v, buf, size, len);
 	case M_FAIL_END:
 		return put(buf, size, len, ".");
 	case M_EVICTED:

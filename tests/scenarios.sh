@@ -148,6 +148,26 @@ test_scenario_unexplained_device_growth() {
 	done
 }
 
+# 4 on a fast GPU, as on the H100: a graph executable per image request,
+# a hundred requests between NVML's samples. The count has its own verdict,
+# in counts; NVML's two samples are not called steady but not judged
+test_scenario_graph_burst_is_judged_in_counts() {
+	for seed in $SEEDS; do
+		scenario graph-burst "$seed" || return 1
+		check 'f("leak"; "cuda_graphs") | length == 1' || return 1
+		check 'f("leak"; "cuda_graphs")[0] | .unit == "count" and
+			near(.count_per_request; 1; 0.02) and .last_count == $e[0].graphs and
+			(.reasons | index("graphs_hold") != null)' "in counts, what they hold" ||
+			return 1
+		check 'f("not_judged"; "nvml_device")[0] | .samples == $e[0].nvml_samples' \
+			"NVML not judged, with its samples" || return 1
+		check '[.findings[] | select(.category == "nvml_device")] | length == 1' \
+			"and not also steady" || return 1
+		check '[.findings[] | select(.kind == "leak" and .unit == "bytes")] | length == 0' ||
+			return 1
+	done
+}
+
 # 5: start-up fails; the KV cache is what to shrink
 test_scenario_startup_alloc_failure() {
 	for seed in $SEEDS; do

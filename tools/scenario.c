@@ -571,6 +571,32 @@ static void graphs(struct gen *g)
 	end(g, GMT_END_SIGNAL);
 }
 
+/* the same, as on a fast GPU: graphs one a request, a hundred requests
+ * between NVML's few samples; the count is judged, NVML is not */
+static void burst_step(struct gen *g, void *arg)
+{
+	gpu(g, "cuGraphInstantiateWithFlags", 0, 0, 0, 0);
+	g->nvml += 100 * 1024;
+	if (g->requests % 40 == 39)
+		nvml(g, 80 * GiB);
+	(void)arg;
+}
+
+static void graph_burst(struct gen *g)
+{
+	int n = (int)uniform(g, 90, 120), i;
+
+	server_start(g, "llama-server -m gemma-3-4b.gguf --mmproj mmproj.gguf", 0);
+	gpu(g, "cuMemAlloc_v2", 200 * MiB, 0, 0, 0);
+	g->nvml = 800 * MiB;
+	for (i = 0; i < n; i++)
+		request(g, (__u32)uniform(g, 170, 180), 16, jitter(g, 3000, 0.1), burst_step, NULL);
+	expect(g, "requests", n);
+	expect(g, "graphs", n);
+	expect(g, "nvml_samples", n / 40);
+	end(g, GMT_END_SIGNAL);
+}
+
 /* scenario 5: start-up runs out of device memory; the KV cache is most */
 static void startup_oom(struct gen *g)
 {
@@ -700,9 +726,9 @@ static void cache_filling(struct gen *g, bool leak)
 }
 
 static const char *const names[] = {
-	"host-cache",	 "fixed-step-cache", "fixed-step-leak", "eviction", "graph-growth",
-	"startup-oom",	 "steady",	     "warmup",		"noisy",    "cache-fills",
-	"eviction-back", "cache-filling",    "cache-and-leak",
+	"host-cache",	 "fixed-step-cache", "fixed-step-leak", "eviction",    "graph-growth",
+	"startup-oom",	 "steady",	     "warmup",		"noisy",       "cache-fills",
+	"eviction-back", "cache-filling",    "cache-and-leak",	"graph-burst",
 };
 
 int main(int argc, char **argv)
@@ -782,6 +808,9 @@ int main(int argc, char **argv)
 		break;
 	case 12:
 		cache_filling(g, true);
+		break;
+	case 13:
+		graph_burst(g);
 		break;
 	}
 	if (g->expect)

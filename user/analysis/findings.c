@@ -20,7 +20,8 @@ const char *findings__kind_name(enum finding_kind k)
 						 "bounded_cache",
 						 "settled",
 						 "step",
-						 "steady" };
+						 "steady",
+						 "not_judged" };
 
 	return k < F_NR ? names[k] : "?";
 }
@@ -98,6 +99,13 @@ const char *findings__say_name(enum say code)
 		[M_GRAPH_CACHE] = "graph_cache",
 		[M_DRIVER_GROWS] = "driver_grows",
 		[M_GRAPHS_NOW] = "graphs_now",
+		[M_COUNT_LEAK] = "count_leak",
+		[M_COUNT_GROWING] = "count_growing",
+		[M_COUNT_LEVELS] = "count_levels",
+		[M_COUNT_STEP] = "count_step",
+		[M_COUNT_STEADY] = "count_steady",
+		[M_GRAPHS_HOLD] = "graphs_hold",
+		[M_NOT_JUDGED] = "not_judged",
 		[M_CACHE_OFF] = "cache_off",
 		[M_CACHE_UNLIMITED] = "cache_unlimited",
 		[M_CACHE_EXCEEDED] = "cache_exceeded",
@@ -456,7 +464,8 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 	size = judged__footprint(all, n);
 	for (i = 0; i < n; i++) {
 		host_less_vulkan(m, &all[i], all, n);
-		all[i].material = material_of(m, p, &all[i], size);
+		all[i].material = all[i].c.cls == CAT_COUNT ? MATERIAL_COUNT :
+							      material_of(m, p, &all[i], size);
 		judged__shape(&all[i]);
 	}
 	findings__failures(m, p, fs);
@@ -469,6 +478,12 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 	for (i = 0; i < n; i++)
 		if (all[i].c.cls == CAT_DRIVER && all[i].n)
 			judged__judge_driver(m, p, all, n, &all[i], fs);
+	for (i = 0; i < n; i++)
+		if (all[i].c.cls == CAT_COUNT)
+			judged__judge_count(p, &all[i], fs);
+	for (i = 0; i < n; i++)
+		if (!all[i].n || all[i].r.shape == SHAPE_UNKNOWN)
+			judged__not_judged(m, p, &all[i], fs);
 	for (i = 0; i < n; i++)
 		judged__free(&all[i]);
 }

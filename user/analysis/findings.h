@@ -22,6 +22,7 @@ enum finding_kind {
 	F_SETTLED, /* grew slower and slower, then level */
 	F_STEP,
 	F_STEADY,
+	F_NOT_JUDGED, /* too few points for a shape */
 	F_NR,
 };
 
@@ -68,6 +69,14 @@ enum say {
 	M_GRAPH_CACHE,	   /* v graphs_off */
 	M_DRIVER_GROWS,
 	M_GRAPHS_NOW, /* v per_unit live pr */
+	/* counts and series too short (findings_count.c) */
+	M_COUNT_LEAK,	 /* s where; v slope first last points pr base */
+	M_COUNT_GROWING, /* s where; v slope first last points pr */
+	M_COUNT_LEVELS,	 /* s where; v first ceiling lo hi point points pr */
+	M_COUNT_STEP,	 /* s where; v step first last point pr */
+	M_COUNT_STEADY,	 /* s where; v lo hi points pr */
+	M_GRAPHS_HOLD,	 /* v llama graphs_off */
+	M_NOT_JUDGED,	 /* s where; v samples span requests needed interval driver */
 	/* llama-server's prompt cache (findings_llama.c); v from: enum conf_from */
 	M_CACHE_OFF,	   /* v from */
 	M_CACHE_UNLIMITED, /* v from */
@@ -179,6 +188,7 @@ struct finding {
 	size_t seq;		      /* the order found: ties keep it */
 	char category[32], where[48]; /* categories.h's name and text */
 	bool per_request;	      /* judged over requests, not time */
+	bool counts;		      /* of things (graph executables), not bytes */
 	size_t points;
 	/* NAN when not known or not meant for this kind */
 	double bytes_per_request, bytes_per_second;

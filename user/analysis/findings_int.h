@@ -5,8 +5,9 @@
 
 #include "findings.h"
 
-#define MIN_POINTS 4  /* fewer say nothing about a shape */
-#define MATERIAL 0.01 /* of the process's memory: less is steady, however clean */
+#define MIN_POINTS 4	 /* fewer say nothing about a shape */
+#define MATERIAL 0.01	 /* of the process's memory: less is steady, however clean */
+#define MATERIAL_COUNT 4 /* things (graph executables): warm-up makes a few */
 
 /* one category's levels, and what they make */
 struct judged {
@@ -47,6 +48,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 void judged__judge_driver(const struct model *m, const struct model_proc *p,
 			  const struct judged *all, size_t nall, const struct judged *j,
 			  struct findings *fs);
+/* findings_count.c: a count's shape, in counts */
+void judged__judge_count(const struct model_proc *p, const struct judged *j, struct findings *fs);
+/* a series with too few points for a shape, and what would give it some */
+void judged__not_judged(const struct model *m, const struct model_proc *p, const struct judged *j,
+			struct findings *fs);
 
 /* findings_llama.c: what llama-server's settings say of host growth (its
  * sentences, said to f); false when not llama-server */

@@ -84,6 +84,9 @@ void judged__levels(const struct model *m, const struct model_proc *p, struct ju
 	j->dt = (to - from) / 1e9 / (n - 1);
 	for (i = 0; i < n; i++) {
 		ts = from + (to - from) * i / (n - 1);
+		/* nor would a driver counter's slot with no sample of its own */
+		if (j->c.cls == CAT_DRIVER && !sampled(j->c.s, j->n ? j->ts[j->n - 1] : 0, ts))
+			continue;
 		if (category__level(&j->c, ts, &v))
 			push(j, v, ts, NULL, (ts - from) / 1e9);
 	}

@@ -22,7 +22,8 @@ static const char *const titles[F_NR] = { "ALLOCATION FAILURE",
 					  "BOUNDED CACHE",
 					  "SETTLED",
 					  "STEP",
-					  "STEADY" };
+					  "STEADY",
+					  "NOT JUDGED" };
 
 /* a paragraph, wrapped at WIDTH with an indent */
 static void wrap(FILE *out, const char *s, int indent)
@@ -79,8 +80,8 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY) {
-			steady++;
+		if (f->kind == F_STEADY || f->kind == F_NOT_JUDGED) {
+			steady += f->kind == F_STEADY;
 			continue;
 		}
 		fprintf(out, "  %s: %s, pid %u (%s)", titles[f->kind], f->where, f->pid,
@@ -111,6 +112,13 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 		if (line[len - 1] != ':')
 			wrap(out, line, 2);
 	}
+	/* series too short for a shape, each with what would give it one */
+	for (i = 0; fs && i < fs->n; i++)
+		if (fs->v[i].kind == F_NOT_JUDGED) {
+			snprintf(line, sizeof(line), "Not judged (pid %u): %s", fs->v[i].pid,
+				 words__message(&fs->v[i], said, sizeof(said)));
+			wrap(out, line, 2);
+		}
 	if (!n && !steady)
 		fprintf(out, "  nothing to judge: too few requests or samples of any memory\n");
 	else if (!n)
@@ -156,7 +164,7 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 	for (i = 0; fs && i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->kind == F_STEADY)
+		if (f->kind == F_STEADY || f->kind == F_NOT_JUDGED)
 			continue;
 		if (!n++)
 			fprintf(out, "\nEvidence for the verdicts\n");
@@ -210,14 +218,19 @@ static struct json_object *finding_json(const struct model *m, const struct find
 	add(o, "confidence", numq(f->confidence));
 	add(o, "per_request", json_object_new_boolean(f->per_request));
 	add(o, "points", u64(f->points));
-	add(o, "bytes_per_request", bytesq(f->bytes_per_request));
-	add(o, "bytes_per_second", bytesq(f->bytes_per_second));
-	add(o, "ceiling_bytes", bytesq(f->ceiling));
+	/* a count's figures are things, not bytes, and say so in their keys */
+	add(o, "unit", str(f->counts ? "count" : "bytes"));
+	add(o, f->counts ? "count_per_request" : "bytes_per_request",
+	    (f->counts ? numq : bytesq)(f->bytes_per_request));
+	add(o, f->counts ? "count_per_second" : "bytes_per_second",
+	    (f->counts ? numq : bytesq)(f->bytes_per_second));
+	add(o, f->counts ? "ceiling_count" : "ceiling_bytes",
+	    (f->counts ? numq : bytesq)(f->ceiling));
 	add(o, "requests_to_exhaustion", numq(f->requests_to_exhaustion));
 	add(o, "seconds_to_exhaustion", numq(f->seconds_to_exhaustion));
 	add(o, "limit_bytes", bytesq(f->limit));
-	add(o, "first_bytes", bytesq(f->first));
-	add(o, "last_bytes", bytesq(f->last));
+	add(o, f->counts ? "first_count" : "first_bytes", (f->counts ? numq : bytesq)(f->first));
+	add(o, f->counts ? "last_count" : "last_bytes", (f->counts ? numq : bytesq)(f->last));
 	add(o, "since_s", numq(f->since_s));
 	add(o, "since_request", f->since_request ? u64(f->since_request) : NULL);
 	if (f->points) {

@@ -42,7 +42,7 @@ static size_t columns(const struct model *m, const struct model_proc *p, const s
 	for (i = 0; fs && i < fs->n && c < MAX_COLS; i++) {
 		const struct finding *f = &fs->v[i];
 
-		if (f->pid != p->pid || f->kind == F_STEADY)
+		if (f->pid != p->pid || f->kind == F_STEADY || f->kind == F_NOT_JUDGED)
 			continue;
 		for (k = 0; k < n && strcmp(cats[k].name, f->category); k++)
 			;

@@ -293,6 +293,51 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 	case M_GRAPHS_NOW:
 		return put(buf, size, len, " Graph executables: %+.2f per %s, %.0f live now.", v[0],
 			   unit(v[2]), v[1]);
+	case M_COUNT_LEAK:
+		return put(
+			buf, size, len,
+			"%s grow by %.2f per %s with no sign of a ceiling: %.0f at the first %s, "
+			"%.0f at the last (%.0f %ss).",
+			x->s[0], v[0], unit(v[4]), v[1],
+			!v[4] ? "sample" :
+			v[5]  ? "request's start" :
+				"request's end",
+			v[2], v[3], point(v[4]));
+	case M_COUNT_GROWING:
+		return put(buf, size, len,
+			   "%s rose by %.2f per %s, %.0f to %.0f over %.0f %ss: too early to tell "
+			   "whether they level off.",
+			   x->s[0], v[0], unit(v[4]), v[1], v[2], v[3], point(v[4]));
+	case M_COUNT_LEVELS:
+		return put(buf, size, len,
+			   "%s rose from %.0f and levelled off near %.0f from %s %.0f on (between "
+			   "%.0f and %.0f over %.0f %ss): a bounded set of them, not a leak.",
+			   x->s[0], v[0], v[1], point(v[6]), v[4], v[2], v[3], v[5], point(v[6]));
+	case M_COUNT_STEP:
+		return put(
+			buf, size, len,
+			"%s changed once by %+.0f (%.0f to %.0f) at %s %.0f and held: a one-off, "
+			"not a leak.",
+			x->s[0], v[0], v[1], v[2], point(v[4]), v[3]);
+	case M_COUNT_STEADY:
+		return put(buf, size, len, "%s stayed between %.0f and %.0f over %.0f %ss.",
+			   x->s[0], v[0], v[1], v[2], point(v[3]));
+	case M_GRAPHS_HOLD:
+		return put(buf, size, len,
+			   " Each holds device memory that no allocation call shows; NVML's "
+			   "figure for the process does%s.",
+			   v[0] ? graphs_advice(v[1]) : "");
+	case M_NOT_JUDGED:
+		len = put(buf, size, len,
+			  "%s: only %.0f sample%s over %.1f s and %.0f requests, and a shape needs "
+			  "%.0f points. Trace longer",
+			  x->s[0], v[0], v[0] == 1 ? "" : "s", v[1], v[2], v[3]);
+		if (v[5])
+			len = put(buf, size, len,
+				  ", or sample more often than every %.2f s (-i): it is read once "
+				  "an interval",
+				  v[4]);
+		return put(buf, size, len, ".");
 	case M_CACHE_OFF:
 		return put(
 			buf, size, len,

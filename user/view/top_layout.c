@@ -179,12 +179,24 @@ static void probes(struct screen *s, const struct model *m)
 	}
 }
 
+/* a finding's rate: bytes, or things where it counts them */
+static const char *rate(char *buf, size_t size, const struct finding *f)
+{
+	double v = f->per_request ? f->bytes_per_request : f->bytes_per_second;
+
+	if (f->counts) {
+		snprintf(buf, size, "%+.2f", v);
+		return buf;
+	}
+	return fmt_delta(buf, size, v);
+}
+
 /* a verdict in a line */
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
-	static const char *const names[F_NR] = { "FAILED",  "EXITED",  "LEAK",	"UNEXPLAINED",
-						 "EVICTED", "GROWING", "CACHE", "SETTLED",
-						 "STEP",    "STEADY" };
+	static const char *const names[F_NR] = { "FAILED",  "EXITED",  "LEAK",	  "UNEXPLAINED",
+						 "EVICTED", "GROWING", "CACHE",	  "SETTLED",
+						 "STEP",    "STEADY",  "UNJUDGED" };
 	struct top_line *l = line(s, TA_NORMAL);
 	char a[32], b[32];
 	size_t i;
@@ -204,8 +216,7 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 		break;
 	case F_LEAK:
 	case F_UNEXPLAINED:
-		put(s, l, TA_NORMAL, " %s %s/%s", f->where,
-		    D(a, f->per_request ? f->bytes_per_request : f->bytes_per_second),
+		put(s, l, TA_NORMAL, " %s %s/%s", f->where, rate(a, sizeof(a), f),
 		    f->per_request ? "request" : "s");
 		if (f->kind == F_UNEXPLAINED)
 			put(s, l, TA_NORMAL, " the API does not explain");
@@ -221,15 +232,17 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 		break;
 	case F_BOUNDED:
 	case F_SETTLED:
-		put(s, l, TA_NORMAL, " %s levelled off at %s", f->where, B(a, f->ceiling));
+		put(s, l, TA_NORMAL, " %s levelled off at %s", f->where,
+		    f->counts ? (snprintf(a, sizeof(a), "%.0f", f->ceiling), a) : B(a, f->ceiling));
 		break;
 	case F_GROWING:
 		put(s, l, TA_NORMAL, " %s %s/%s, too early to tell", f->where,
-		    D(a, f->per_request ? f->bytes_per_request : f->bytes_per_second),
-		    f->per_request ? "request" : "s");
+		    rate(a, sizeof(a), f), f->per_request ? "request" : "s");
 		break;
 	default:
-		put(s, l, TA_NORMAL, " %s one step of %s", f->where, D(b, f->shape.step_size));
+		put(s, l, TA_NORMAL, " %s one step of %s", f->where,
+		    f->counts ? (snprintf(b, sizeof(b), "%+.0f", f->shape.step_size), b) :
+				D(b, f->shape.step_size));
 		break;
 	}
 	if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
@@ -244,8 +257,8 @@ static size_t verdicts(struct screen *s, const struct model *m, const struct fin
 	struct top_line *l;
 
 	for (i = 0; fs && i < fs->n; i++) {
-		if (fs->v[i].kind == F_STEADY) {
-			steady++;
+		if (fs->v[i].kind == F_STEADY || fs->v[i].kind == F_NOT_JUDGED) {
+			steady += fs->v[i].kind == F_STEADY;
 			continue;
 		}
 		if (n < max)
@@ -646,7 +659,7 @@ void top__plain(const struct model *m, const struct findings *fs, const struct t
 		len += snprintf(buf + len, size - len, " requests %llu",
 				(unsigned long long)(p->nr_reqs + p->reqs_summarized));
 	for (i = 0; fs && i < fs->n && len < size; i++)
-		if (fs->v[i].kind != F_STEADY)
+		if (fs->v[i].kind != F_STEADY && fs->v[i].kind != F_NOT_JUDGED)
 			len += snprintf(buf + len, size - len, "%s%s %s", k++ ? ", " : " | ",
 					findings__kind_name(fs->v[i].kind), fs->v[i].category);
 }

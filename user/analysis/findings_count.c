@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* verdicts on counts (CUDA's live graph executables), in counts, and on
+ * any series too short to judge: each series gets one */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "findings_int.h"
+#include "llama_conf.h"
+
+static const enum finding_kind kinds[] = {
+	[SHAPE_STEADY] = F_STEADY, [SHAPE_LEAK] = F_LEAK,	[SHAPE_BOUNDED] = F_BOUNDED,
+	[SHAPE_STEP] = F_STEP,	   [SHAPE_GROWING] = F_GROWING, [SHAPE_SETTLED] = F_SETTLED,
+};
+
+static struct finding *count_finding(struct findings *fs, enum finding_kind kind,
+				     const struct model_proc *p, const struct judged *j)
+{
+	struct finding *f = findings__add(fs, kind, p->pid);
+
+	if (!f)
+		return NULL;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->counts = true;
+	f->per_request = j->per_request;
+	f->points = j->n;
+	f->shape = j->r;
+	f->first = j->y[0];
+	f->last = j->y[j->n - 1];
+	f->confidence = j->r.confidence;
+	if (j->per_request)
+		f->bytes_per_request = j->r.slope;
+	else
+		f->bytes_per_second = j->r.slope / j->dt;
+	return f;
+}
+
+static double lowest(const struct judged *j)
+{
+	double lo = INFINITY;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		lo = fmin(lo, j->y[i]);
+	return lo;
+}
+
+static double highest(const struct judged *j)
+{
+	double hi = -INFINITY;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		hi = fmax(hi, j->y[i]);
+	return hi;
+}
+
+/* device growth that the driver saw and these counts explain says them
+ * already (findings_shape.c's judged__judge_driver) */
+static bool cited(const struct model_proc *p, const struct findings *fs)
+{
+	size_t i, k;
+
+	for (i = 0; i < fs->n; i++)
+		for (k = 0; fs->v[i].pid == p->pid && k < fs->v[i].nr_says; k++)
+			if (fs->v[i].says[k].code == M_GRAPH_CACHE)
+				return true;
+	return false;
+}
+
+void judged__judge_count(const struct model_proc *p, const struct judged *j, struct findings *fs)
+{
+	struct llama_conf conf;
+	struct finding *f;
+	double pts = j->n - j->base;
+
+	if (j->r.shape == SHAPE_UNKNOWN || !j->n || cited(p, fs))
+		return;
+	f = count_finding(fs, kinds[j->r.shape], p, j);
+	if (!f)
+		return;
+	llama_conf__read(p, &conf);
+	switch (j->r.shape) {
+	case SHAPE_LEAK:
+		SAY(f, M_COUNT_LEAK, SAY_S(j->c.text), judged__per_unit(j, j->r.slope), j->y[0],
+		    j->y[j->n - 1], pts, j->per_request, j->base);
+		break;
+	case SHAPE_GROWING:
+		SAY(f, M_COUNT_GROWING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope), j->y[0],
+		    j->y[j->n - 1], pts, j->per_request);
+		break;
+	case SHAPE_BOUNDED:
+	case SHAPE_SETTLED:
+		f->ceiling = j->r.ceiling;
+		SAY(f, M_COUNT_LEVELS, SAY_S(j->c.text), j->y[0], j->r.ceiling, lowest(j),
+		    highest(j), judged__req_no(j, j->r.change_at), pts, j->per_request);
+		break;
+	case SHAPE_STEP:
+		SAY(f, M_COUNT_STEP, SAY_S(j->c.text), j->r.step_size, j->y[0], j->y[j->n - 1],
+		    judged__req_no(j, j->r.change_at), j->per_request);
+		break;
+	default:
+		SAY(f, M_COUNT_STEADY, SAY_S(j->c.text), lowest(j), highest(j), pts,
+		    j->per_request);
+		return;
+	}
+	/* what a graph executable holds is in no allocation call */
+	if (j->c.kind == MODEL_KIND_GRAPH_EXEC)
+		SAY(f, M_GRAPHS_HOLD, NULL, conf.server, conf.cuda_graphs_off);
+}
+
+/* a series with too few points for a shape: say so, with what would do */
+void judged__not_judged(const struct model *m, const struct model_proc *p, const struct judged *j,
+			struct findings *fs)
+{
+	struct finding *f = findings__add(fs, F_NOT_JUDGED, p->pid);
+	size_t samples = j->c.s ? j->c.s->n : 0;
+	__u64 to = p->exited ? p->exit_ts : m->last_ts;
+	double span = samples && to > j->c.s->p[0].ts ? (to - j->c.s->p[0].ts) / 1e9 : 0;
+
+	if (!f)
+		return;
+	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
+	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->counts = j->c.cls == CAT_COUNT;
+	f->points = j->n;
+	finding__num(f, "samples", samples);
+	finding__num(f, "requests", p->nr_reqs);
+	SAY(f, M_NOT_JUDGED, SAY_S(j->c.text), samples, span, p->nr_reqs, MIN_POINTS,
+	    m->interval_ms / 1000.0, j->c.cls == CAT_DRIVER);
+}

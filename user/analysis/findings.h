@@ -96,7 +96,7 @@ enum say {
 	M_FAIL_TRY_GRAPHS, /* v llama graphs_off */
 	M_FAIL_TRY_SHRINK, /* s holder; v percent */
 	M_FAIL_TRY_CALL,   /* s role; v size biggest live */
-	M_FAIL_TRY_KV,	   /* v llama read ctx from slots from fit scaled_kv */
+	M_FAIL_TRY_KV,	   /* v read ctx from slots from fit scaled_kv */
 	M_FAIL_END,
 	/* evictions (findings_bo.c) */
 	M_EVICTED,	   /* s comm; v seconds bytes evictor created */

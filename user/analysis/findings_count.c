@@ -7,34 +7,6 @@
 #include "findings_int.h"
 #include "llama_conf.h"
 
-static const enum finding_kind kinds[] = {
-	[SHAPE_STEADY] = F_STEADY, [SHAPE_LEAK] = F_LEAK,	[SHAPE_BOUNDED] = F_BOUNDED,
-	[SHAPE_STEP] = F_STEP,	   [SHAPE_GROWING] = F_GROWING, [SHAPE_SETTLED] = F_SETTLED,
-};
-
-static struct finding *count_finding(struct findings *fs, enum finding_kind kind,
-				     const struct model_proc *p, const struct judged *j)
-{
-	struct finding *f = findings__add(fs, kind, p->pid);
-
-	if (!f)
-		return NULL;
-	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
-	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
-	f->counts = true;
-	f->per_request = j->per_request;
-	f->points = j->n;
-	f->shape = j->r;
-	f->first = j->y[0];
-	f->last = j->y[j->n - 1];
-	f->confidence = j->r.confidence;
-	if (j->per_request)
-		f->bytes_per_request = j->r.slope;
-	else
-		f->bytes_per_second = j->r.slope / j->dt;
-	return f;
-}
-
 static double lowest(const struct judged *j)
 {
 	double lo = INFINITY;
@@ -76,7 +48,7 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n || cited(p, fs))
 		return;
-	f = count_finding(fs, kinds[j->r.shape], p, j);
+	f = judged__finding(fs, judged__kind(j), p, j);
 	if (!f)
 		return;
 	llama_conf__read(p, &conf);
@@ -124,7 +96,10 @@ void judged__not_judged(const struct model *m, const struct model_proc *p, const
 	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
 	f->counts = j->c.cls == CAT_COUNT;
 	f->points = j->n;
-	finding__num(f, "samples", samples);
+	/* a driver counter is read once an interval; others change by events,
+	 * and are judged at requests' ends or once an interval */
+	if (j->c.cls == CAT_DRIVER)
+		finding__num(f, "samples", samples);
 	finding__num(f, "requests", p->nr_reqs);
 	SAY(f, M_NOT_JUDGED, SAY_S(j->c.text), samples, span, p->nr_reqs, MIN_POINTS,
 	    m->interval_ms / 1000.0, j->c.cls == CAT_DRIVER);

@@ -72,7 +72,7 @@ static void try_shrink(const struct model_proc *p, const struct model_gpu_failur
 
 		if (kv)
 			finding__num(f, "kv_bytes_per_slot", kv / llama_conf__slots(&c));
-		SAY(f, M_FAIL_TRY_KV, NULL, 1, conf, c.ctx.v, c.ctx.from, llama_conf__slots(&c),
+		SAY(f, M_FAIL_TRY_KV, NULL, conf, c.ctx.v, c.ctx.from, llama_conf__slots(&c),
 		    c.parallel.from, c.fit.v, kv);
 	}
 	SAY(f, M_FAIL_END, NULL, 0);

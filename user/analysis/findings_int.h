@@ -48,6 +48,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 void judged__judge_driver(const struct model *m, const struct model_proc *p,
 			  const struct judged *all, size_t nall, const struct judged *j,
 			  struct findings *fs);
+/* a finding about category j, with its shape, levels, rate and confidence */
+struct finding *judged__finding(struct findings *fs, enum finding_kind kind,
+				const struct model_proc *p, const struct judged *j);
+/* the kind j's shape makes */
+enum finding_kind judged__kind(const struct judged *j);
 /* findings_count.c: a count's shape, in counts */
 void judged__judge_count(const struct model_proc *p, const struct judged *j, struct findings *fs);
 /* a series with too few points for a shape, and what would give it some */

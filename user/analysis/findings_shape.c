@@ -397,9 +397,18 @@ static void by_role_say(struct finding *f)
 	SAY(f, M_BY_ROLE, SAY_S(text), 0);
 }
 
-/* a finding about category j, with its shape and levels */
-static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
-				   const struct model_proc *p, const struct judged *j)
+enum finding_kind judged__kind(const struct judged *j)
+{
+	static const enum finding_kind kinds[] = {
+		[SHAPE_STEADY] = F_STEADY, [SHAPE_LEAK] = F_LEAK,	[SHAPE_BOUNDED] = F_BOUNDED,
+		[SHAPE_STEP] = F_STEP,	   [SHAPE_GROWING] = F_GROWING, [SHAPE_SETTLED] = F_SETTLED,
+	};
+
+	return kinds[j->r.shape];
+}
+
+struct finding *judged__finding(struct findings *fs, enum finding_kind kind,
+				const struct model_proc *p, const struct judged *j)
 {
 	struct finding *f = findings__add(fs, kind, p->pid);
 
@@ -407,11 +416,17 @@ static struct finding *new_finding(struct findings *fs, enum finding_kind kind,
 		return NULL;
 	snprintf(f->category, sizeof(f->category), "%s", j->c.name);
 	snprintf(f->where, sizeof(f->where), "%s", j->c.text);
+	f->counts = j->c.cls == CAT_COUNT;
 	f->per_request = j->per_request;
 	f->points = j->n;
 	f->shape = j->r;
 	f->first = j->y[0];
 	f->last = j->y[j->n - 1];
+	f->confidence = j->r.confidence;
+	if (j->per_request)
+		f->bytes_per_request = j->r.slope;
+	else
+		f->bytes_per_second = j->r.slope / j->dt;
 	return f;
 }
 
@@ -435,10 +450,6 @@ static bool eviction_says(const struct model *m, const struct model_proc *p, con
 void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
 		   size_t nall, const struct judged *j, struct findings *fs)
 {
-	static const enum finding_kind kinds[] = {
-		[SHAPE_STEADY] = F_STEADY, [SHAPE_LEAK] = F_LEAK,	[SHAPE_BOUNDED] = F_BOUNDED,
-		[SHAPE_STEP] = F_STEP,	   [SHAPE_GROWING] = F_GROWING, [SHAPE_SETTLED] = F_SETTLED,
-	};
 	__u64 from;
 	struct finding *f;
 	struct finding_say say = { .code = SAY_NONE };
@@ -452,14 +463,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	from = j->per_request && !j->first ? j->req[0]->start_ts : j->ts[0];
 	if (j->c.cls == CAT_KERNEL && j->r.shape == SHAPE_STEP && eviction_says(m, p, j, fs))
 		return;
-	f = new_finding(fs, kinds[j->r.shape], p, j);
+	f = judged__finding(fs, judged__kind(j), p, j);
 	if (!f)
 		return;
-	f->confidence = j->r.confidence;
-	if (j->per_request)
-		f->bytes_per_request = j->r.slope;
-	else
-		f->bytes_per_second = j->r.slope / j->dt;
 	if (j->c.cls == CAT_API && judged__growing(j))
 		graph_evidence(all, nall, f);
 	switch (j->r.shape) {
@@ -621,7 +627,7 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 					 j->per_request);
 		return;
 	}
-	f = new_finding(fs, F_UNEXPLAINED, p, j);
+	f = judged__finding(fs, F_UNEXPLAINED, p, j);
 	if (!f)
 		return;
 	f->last = j->y[n - 1];

@@ -83,35 +83,35 @@ static const char *sizes(const struct finding_stack *s, char *buf, size_t size)
 }
 
 /* what llama.cpp's settings say of a KV cache that filled the device:
- * v: llama, settings read, context, its source, slots, their source, fit,
+ * v: settings read, context, its source, slots, their source, fit,
  * the KV cache's bytes where --fit made the context slots x the model's */
 static size_t kv_advice(const double *v, char *buf, size_t size, size_t len)
 {
-	struct conf_val ctx = { .from = v[3] }, par = { .from = v[5] };
+	struct conf_val ctx = { .from = v[2] }, par = { .from = v[4] };
 	char c[48], a[32];
 
-	if (!v[1])
+	if (!v[0])
 		return put(buf, size, len,
 			   "; for llama.cpp, a smaller context (-c) or fewer parallel slots (-np) "
 			   "shrinks the KV cache");
-	if (v[7])
+	if (v[6])
 		return put(buf, size, len,
 			   "; this llama-server has --fit on, %.0f slots (-np, %s) and no context "
 			   "(-c): --fit gives each slot up to the model's whole training context, "
 			   "so the KV cache is up to %.0f times one slot's (%s each here). -np 1, "
 			   "--kv-unified or a -c of the model's context keeps it near one slot's",
-			   v[4], llama_conf__from(&par, "LLAMA_ARG_N_PARALLEL"), v[4],
-			   B(a, v[7] / v[4]));
-	if (v[2])
-		snprintf(c, sizeof(c), "%.0f tokens", v[2]);
+			   v[3], llama_conf__from(&par, "LLAMA_ARG_N_PARALLEL"), v[3],
+			   B(a, v[6] / v[3]));
+	if (v[1])
+		snprintf(c, sizeof(c), "%.0f tokens", v[1]);
 	else
 		snprintf(c, sizeof(c), "the model's");
 	return put(buf, size, len,
 		   "; this llama-server has a context of %s (-c, %s) over %.0f slot%s (-np, %s)%s: "
 		   "a smaller context or fewer slots shrinks the KV cache",
-		   c, llama_conf__from(&ctx, "LLAMA_ARG_CTX_SIZE"), v[4], v[4] == 1 ? "" : "s",
+		   c, llama_conf__from(&ctx, "LLAMA_ARG_CTX_SIZE"), v[3], v[3] == 1 ? "" : "s",
 		   llama_conf__from(&par, "LLAMA_ARG_N_PARALLEL"),
-		   v[6] ? "" : ", and --fit is off, so it was not fitted to the free memory");
+		   v[5] ? "" : ", and --fit is off, so it was not fitted to the free memory");
 }
 
 /* a failed call's place: ", memory type 2, heap 0 of 8.0 GiB device-local" */
@@ -328,16 +328,17 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 			   "figure for the process does%s.",
 			   v[0] ? graphs_advice(v[1]) : "");
 	case M_NOT_JUDGED:
-		len = put(buf, size, len,
-			  "%s: only %.0f sample%s over %.1f s and %.0f requests, and a shape needs "
-			  "%.0f points. Trace longer",
-			  x->s[0], v[0], v[0] == 1 ? "" : "s", v[1], v[2], v[3]);
 		if (v[5])
-			len = put(buf, size, len,
-				  ", or sample more often than every %.2f s (-i): it is read once "
-				  "an interval",
-				  v[4]);
-		return put(buf, size, len, ".");
+			return put(
+				buf, size, len,
+				"%s: read only %.0f time%s over %.1f s and %.0f requests, and a "
+				"shape needs %.0f points. Trace longer, or sample more often than "
+				"every %.2f s (-i): it is read once an interval.",
+				x->s[0], v[0], v[0] == 1 ? "" : "s", v[1], v[2], v[3], v[4]);
+		return put(buf, size, len,
+			   "%s: %.1f s and %.0f requests are too few for a shape, which needs %.0f "
+			   "requests or %.0f sampling intervals (%.2f s each). Trace longer.",
+			   x->s[0], v[1], v[2], v[3], v[3], v[4]);
 	case M_CACHE_OFF:
 		return put(
 			buf, size, len,

@@ -178,8 +178,11 @@ images() {
 	sleep 16
 	"${c[@]}" "$PORT" --clients 1 --requests 50 --tokens 16 \
 		--paths /v1/chat/completions --images --stream no >"$T/client2.json" || return 1
-	jq -s '.[1] + {requests: (.[0].requests + .[1].requests)}' "$T/client1.json" \
-		"$T/client2.json" >"$T/client.json"
+	# one client file of both loops (the device machine may have no jq)
+	python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+b["requests"] = a["requests"] + b["requests"]
+json.dump(b, sys.stdout)' "$T/client1.json" "$T/client2.json" >"$T/client.json"
 	stop_server
 	wait_tracer
 	table --no-metrics | tail -3

@@ -49,8 +49,10 @@ run_unit "$ROOT/.output/tests/unit-asan" asan_
 if [ -n "${GMT_TEST_FILES:-}" ]; then
 	read -r -a files <<<"$GMT_TEST_FILES"
 else
+	# tests/hostile_*.sh: what a hostile target or client tries (issue 32)
 	files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh"
 		"$ROOT/tests/export.sh")
+	for f in "$ROOT"/tests/hostile_*.sh; do [ -e "$f" ] && files+=("$f"); done
 fi
 export GMT_TEST_FILES="${files[*]}"
 limit=${GMT_TEST_TIMEOUT:-240}

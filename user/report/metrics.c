@@ -4,8 +4,10 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/thread.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +21,12 @@
 #include "metrics.h"
 #include "report.h"
 
+/* a scraper needs one; the tracer's own files, probes and maps need the rest
+ * of its fds (the unit's LimitNOFILE) */
+#define MAX_CONNS 64
+/* what one request may take, and what an idle connection is kept */
+#define REQUEST_TIMEOUT_S 10
+
 struct metrics {
 	/* the server's thread reads text under lock; the tracing thread swaps it */
 	pthread_mutex_t lock;
@@ -29,6 +37,14 @@ struct metrics {
 	pthread_t thread;
 	bool running;
 	char address[64];
+	/* the connections open now, each held by a reference of ours until
+	 * evhttp lets it go: at MAX_CONNS the listener pauses, and further
+	 * clients wait in the kernel's backlog, holding none of our fds */
+	struct evconnlistener *listener;
+	struct bufferevent *conns[MAX_CONNS];
+	int nconns;
+	struct event *tick;
+	bool accept_failed_said;
 
 	const char *file;
 	bool file_failed;
@@ -62,6 +78,89 @@ static void not_found(struct evhttp_request *req, void *arg)
 {
 	(void)arg;
 	evhttp_send_error(req, HTTP_NOTFOUND, "only /metrics is served here");
+}
+
+/* evhttp frees a connection's bufferevent with its callbacks cleared; it
+ * never clears the event callback otherwise */
+static void sweep(struct metrics *x)
+{
+	bufferevent_event_cb ecb;
+	int i = 0;
+
+	while (i < x->nconns) {
+		bufferevent_getcb(x->conns[i], NULL, NULL, &ecb, NULL);
+		if (ecb) {
+			i++;
+			continue;
+		}
+		bufferevent_decref(x->conns[i]);
+		x->conns[i] = x->conns[--x->nconns];
+	}
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct metrics *x = arg;
+	struct timeval tv = { 0, 100000 };
+
+	(void)fd;
+	(void)what;
+	sweep(x);
+	if (x->nconns < MAX_CONNS)
+		evconnlistener_enable(x->listener);
+	if (x->nconns)
+		evtimer_add(x->tick, &tv);
+}
+
+static struct bufferevent *new_conn(struct event_base *base, void *arg)
+{
+	struct metrics *x = arg;
+	struct timeval tv = { 0, 100000 };
+	struct bufferevent *b;
+
+	sweep(x);
+	b = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	/* NULL: evhttp makes its own, uncounted (only when memory is out) */
+	if (!b)
+		return NULL;
+	bufferevent_incref(b);
+	x->conns[x->nconns++] = b;
+	if (x->nconns >= MAX_CONNS)
+		evconnlistener_disable(x->listener);
+	evtimer_add(x->tick, &tv);
+	return b;
+}
+
+/* out of fds (or memory): accept would fail again at once, and the listener
+ * is level-triggered, so it rests a second, and says so once */
+static struct metrics *serving; /* the one server: the error callback's own
+				 * argument is evhttp's, not ours */
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct metrics *x = serving;
+	struct timeval tv = { 1, 0 };
+	int e = errno;
+
+	(void)arg;
+	evconnlistener_disable(l);
+	evtimer_add(x->tick, &tv);
+	if (!x->accept_failed_said) {
+		x->accept_failed_said = true;
+		fprintf(stderr,
+			"gpumemtrace: --metrics: cannot accept a connection (%s): "
+			"new ones wait while %d are open; said once\n",
+			strerror(e), x->nconns);
+	}
+}
+
+/* libevent's own warnings: a few, never a flood */
+static void quiet_log(int severity, const char *msg)
+{
+	static int said;
+
+	if (severity >= EVENT_LOG_WARN && __atomic_fetch_add(&said, 1, __ATOMIC_RELAXED) < 3)
+		fprintf(stderr, "gpumemtrace: --metrics: %s\n", msg);
 }
 
 static void *loop(void *arg)
@@ -125,15 +224,25 @@ static int start_server(struct metrics *x, const char *addr, char *err, size_t s
 	evhttp_set_allowed_methods(x->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_max_headers_size(x->http, 16384);
 	evhttp_set_max_body_size(x->http, 0);
-	evhttp_set_timeout(x->http, 30);
+	evhttp_set_timeout(x->http, REQUEST_TIMEOUT_S);
 	evhttp_set_cb(x->http, "/metrics", serve, x);
 	evhttp_set_gencb(x->http, not_found, x);
+	evhttp_set_bevcb(x->http, new_conn, x);
+	event_set_log_callback(quiet_log);
 	sock = evhttp_bind_socket_with_handle(x->http, host, port);
 	if (!sock) {
 		snprintf(err, size, "--metrics: cannot listen on %s port %u: %s", host, port,
 			 strerror(errno));
 		return -EADDRINUSE;
 	}
+	x->listener = evhttp_bound_socket_get_listener(sock);
+	x->tick = evtimer_new(x->base, on_tick, x);
+	if (!x->tick) {
+		snprintf(err, size, "--metrics: cannot set up the HTTP server");
+		return -ENOMEM;
+	}
+	serving = x;
+	evconnlistener_set_error_cb(x->listener, on_accept_error);
 	/* port 0: the one the kernel chose */
 	if (!getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&sa, &salen))
 		port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port :
@@ -263,6 +372,11 @@ void metrics__free(struct metrics *x)
 	}
 	if (x->http)
 		evhttp_free(x->http);
+	/* evhttp has let every connection go: ours are the last references */
+	for (int i = 0; i < x->nconns; i++)
+		bufferevent_decref(x->conns[i]);
+	if (x->tick)
+		event_free(x->tick);
 	if (x->base)
 		event_base_free(x->base);
 	findings__free(x->fs);

@@ -846,6 +846,40 @@ out:
 	return ret;
 }
 
+/* stderr, line by line as printable UTF-8 (fmt_clean): its messages name
+ * what traced processes named (their libraries, their threads) */
+static ssize_t clean_write(void *cookie, const char *buf, size_t n)
+{
+	char out[4096 * 3 + 2];
+	size_t i = 0, len, w;
+
+	(void)cookie;
+	while (i < n) {
+		const char *nl = memchr(buf + i, '\n', n - i);
+
+		len = nl ? (size_t)(nl - buf - i) : n - i;
+		if (len > 4096)
+			len = 4096;
+		w = fmt_clean(out, sizeof(out) - 1, buf + i, len);
+		i += len;
+		if (i < n && buf[i] == '\n') {
+			out[w++] = '\n';
+			i++;
+		}
+		if (write(STDERR_FILENO, out, w) < 0)
+			return -1;
+	}
+	return n;
+}
+
+static void clean_stderr(void)
+{
+	FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = clean_write });
+
+	if (f && !setvbuf(f, NULL, _IOLBF, 4096))
+		stderr = f;
+}
+
 int main(int argc, char **argv)
 {
 	struct argp argp = { options, parse_opt, "[-p PID | -- CMD [ARGS...]]", doc, 0, 0, 0 };
@@ -863,6 +897,7 @@ int main(int argc, char **argv)
 	if (argp_parse(&argp, argc - first + 1, argv + first - 1, ARGP_IN_ORDER, NULL, &a))
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
+	clean_stderr();
 	if (a.mode == MODE_REPLAY)
 		return replay(&a);
 	return trace(&a);

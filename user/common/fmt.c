@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "fmt.h"
 
@@ -61,5 +62,78 @@ const char *fmt_flags(char *buf, size_t size, unsigned int flags, const char *co
 		if (flags & (1u << i))
 			off += snprintf(buf + off, off < size ? size - off : 0, "%s%s",
 					off ? "|" : "", names[i]);
+	return buf;
+}
+
+/* the length of the valid UTF-8 character at s (of at most n bytes) that
+ * is not a control character; 0 where there is none */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	unsigned int c = s[0], min, len, i;
+
+	if (c >= 0x20 && c < 0x7f)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80, c &= 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800, c &= 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000, c &= 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* overlong, surrogates, past U+10FFFF, C1 controls */
+	if (c < min || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff || (c >= 0x80 && c < 0xa0))
+		return 0;
+	return len;
+}
+
+size_t fmt_clean(char *dst, size_t size, const char *src, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, o = 0, len;
+
+	if (!size)
+		return 0;
+	n = strnlen(src, n);
+	while (i < n) {
+		len = utf8_char(s + i, n - i);
+		if (o + (len ? len : 3) >= size)
+			break;
+		if (len)
+			memcpy(dst + o, s + i, len);
+		else
+			memcpy(dst + o, "\xef\xbf\xbd", 3);
+		o += len ? len : 3;
+		i += len ? len : 1;
+	}
+	dst[o] = 0;
+	return o;
+}
+
+char *fmt_col(char *buf, size_t size, const char *s, int width)
+{
+	size_t o = 0, len;
+	int chars = 0;
+
+	if (!size)
+		return buf;
+	for (; *s && chars < width; chars++, o += len, s += len) {
+		/* a character: its first byte and the continuations after it */
+		for (len = 1; (s[len] & 0xc0) == 0x80; len++)
+			;
+		if (o + len + 1 > size)
+			break;
+		memcpy(buf + o, s, len);
+	}
+	for (; chars < width && o + 1 < size; chars++)
+		buf[o++] = ' ';
+	buf[o] = 0;
 	return buf;
 }

@@ -18,4 +18,14 @@ char *fmt_utc(char *buf, size_t size, unsigned long long realtime_ns);
 const char *fmt_flags(char *buf, size_t size, unsigned int flags, const char *const *names,
 		      size_t n);
 
+/* src (at most n bytes, or to its NUL) into dst as printable UTF-8: every
+ * byte of a control character (C0, DEL, C1) or of an invalid or overlong
+ * sequence becomes U+FFFD, so that what a traced process named can neither
+ * drive a terminal nor break a JSON reader. Cut at a whole character where
+ * dst is too small; always terminated. Returns the length written. */
+size_t fmt_clean(char *dst, size_t size, const char *src, size_t n);
+/* UTF-8 s as a column of width characters: cut at a whole character, then
+ * padded with spaces (printf's "%-24.24s" counts bytes); returns buf */
+char *fmt_col(char *buf, size_t size, const char *s, int width);
+
 #endif

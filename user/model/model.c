@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
+#include "common/fmt.h"
 #include "common/search.h"
 
 #define MAX_ERRNO 4095
@@ -180,24 +181,19 @@ __s64 series__peak(const struct series *s)
 }
 
 /* copy a fixed-size field that a damaged file may leave unterminated */
+/* what a traced process named, as printable UTF-8 (fmt_clean) */
 static void copy_str(char *dst, size_t dsize, const char *src, size_t ssize)
 {
-	size_t n = strnlen(src, ssize);
-
-	if (n >= dsize)
-		n = dsize - 1;
-	memcpy(dst, src, n);
-	dst[n] = 0;
+	fmt_clean(dst, dsize, src, ssize);
 }
 
 static char *dup_tail(const char *src, size_t len)
 {
-	char *s = malloc(len + 1);
+	char *s = malloc(len * 3 + 1); /* a byte may become U+FFFD's three */
 
 	if (!s)
 		return NULL;
-	memcpy(s, src, len);
-	s[len] = 0;
+	fmt_clean(s, len * 3 + 1, src, len);
 	return s;
 }
 
@@ -688,9 +684,9 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 	for (i = 0; i < e->nr_frames; i++) {
 		s->frames[i].ip = e->frames[i].ip;
 		s->frames[i].sym_off = e->frames[i].sym_off;
-		s->frames[i].sym = strdup(names);
+		s->frames[i].sym = dup_tail(names, strlen(names));
 		names += strlen(names) + 1;
-		s->frames[i].module = strdup(names);
+		s->frames[i].module = dup_tail(names, strlen(names));
 		names += strlen(names) + 1;
 	}
 	m->stacks[m->nr_stacks++] = s;

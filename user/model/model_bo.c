@@ -107,8 +107,7 @@ static void on_eviction(struct model *m, const struct gmt_bo *e, struct model_bo
 				      .evictor = e->hdr.pid,
 				      .evict_id = e->evict_id,
 				      .amdgpu = b->amdgpu };
-	memcpy(v->evictor_comm, e->comm, sizeof(v->evictor_comm));
-	v->evictor_comm[MODEL_COMM_LEN - 1] = 0;
+	fmt_clean(v->evictor_comm, sizeof(v->evictor_comm), e->comm, sizeof(e->comm));
 	owner(m, b->owner)->evictions++;
 	owner(m, b->owner)->evicted_bytes += b->size;
 }
@@ -146,7 +145,7 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 		if (!o)
 			return;
 		if (e->owner && e->owner == e->hdr.pid)
-			memcpy(o->comm, e->comm, sizeof(o->comm) - 1);
+			fmt_clean(o->comm, sizeof(o->comm), e->comm, sizeof(e->comm));
 		o->live++;
 		o->created += e->op == GMT_BO_CREATE;
 		o->created_bytes += e->op == GMT_BO_CREATE ? e->size : 0;
@@ -169,7 +168,8 @@ void model_bo__add(struct model *m, const struct gmt_bo *e)
 			b->left_vram = true;
 			b->left_vram_ts = e->hdr.ts_ns;
 			b->evictor = e->hdr.pid;
-			memcpy(b->evictor_comm, e->comm, sizeof(b->evictor_comm) - 1);
+			fmt_clean(b->evictor_comm, sizeof(b->evictor_comm), e->comm,
+				  sizeof(e->comm));
 		} else if (e->to == MODEL_PL_VRAM) {
 			b->left_vram = false;
 		}

@@ -40,6 +40,7 @@
 #include <math.h>
 #include <string.h>
 #include "model_int.h"
+#include "common/fmt.h"
 #include "common/search.h"
 
 /* the oldest request on conn that still wants `what`, of those open: a
@@ -270,8 +271,9 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		r->nth = p->nr_reqs + p->reqs_summarized;
 		r->conn = e->conn;
 		r->start_ts = e->hdr.ts_ns;
-		memcpy(r->method, e->method, sizeof(r->method) - 1);
-		memcpy(r->path, e->path, sizeof(r->path) - 1);
+		/* a client's bytes, as printable UTF-8 */
+		fmt_clean(r->method, sizeof(r->method), e->method, sizeof(e->method));
+		fmt_clean(r->path, sizeof(r->path), e->path, sizeof(e->path));
 		break;
 	case GMT_HTTP_RESP_BEGIN:
 		r = oldest(p, e->conn, true);

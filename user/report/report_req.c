@@ -157,7 +157,7 @@ static void print_llama(FILE *out, const struct model_proc *p)
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
 		    const struct findings *fs)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], meth[32], path[4 * 24 + 1];
 	struct category col[MAX_COLS];
 	struct req_delta dl;
 	size_t i, k, from, nc;
@@ -210,10 +210,11 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			snprintf(e, sizeof(e), "%.1f", model_req__tokens_per_s(r));
 		else
 			snprintf(e, sizeof(e), "-");
-		fprintf(out, "    %5zu %7.2f s %-7s %-24.24s %6u %9s %9s %8s %7llu %7llu %8s",
-			(size_t)r->nth, model__secs(m, r->start_ts), r->method, r->path, r->status,
-			c, d, r->done ? end_name(r->end) : "open",
-			(unsigned long long)r->t.prompt_tokens,
+		fprintf(out, "    %5zu %7.2f s %s %s %6u %9s %9s %8s %7llu %7llu %8s",
+			(size_t)r->nth, model__secs(m, r->start_ts),
+			fmt_col(meth, sizeof(meth), r->method, 7),
+			fmt_col(path, sizeof(path), r->path, 24), r->status, c, d,
+			r->done ? end_name(r->end) : "open", (unsigned long long)r->t.prompt_tokens,
 			(unsigned long long)model_req__generated(r), e);
 		if (images && (r->t.image_tokens || r->image_ns))
 			fprintf(out, " %7llu %5.1f ms", (unsigned long long)r->t.image_tokens,

@@ -1,13 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <json-c/json.h>
 #include "common/json_util.h"
+#include <stdlib.h>
 #include <string.h>
 #include "dump.h"
 #include "gpufuncs.h"
 
+/* a fixed field of the wire, as printable UTF-8 (fmt_clean) */
 static struct json_object *strn(const char *s, size_t max)
 {
-	return json_object_new_string_len(s, strnlen(s, max));
+	size_t n = strnlen(s, max);
+	char *c = malloc(n * 3 + 1);
+	struct json_object *o;
+
+	if (!c)
+		return json_object_new_string("");
+	fmt_clean(c, n * 3 + 1, s, n);
+	o = json_object_new_string(c);
+	free(c);
+	return o;
 }
 
 static void gpu_call(struct json_object *o, const struct gmt_gpu_call *e)
@@ -47,9 +58,9 @@ static void stack(struct json_object *o, const struct gmt_stack *s)
 		struct json_object *f = json_object_new_object();
 
 		add(f, "ip", u64(s->frames[i].ip));
-		add(f, "symbol", json_object_new_string(p));
+		add(f, "symbol", str(p));
 		p += strlen(p) + 1;
-		add(f, "module", json_object_new_string(p));
+		add(f, "module", str(p));
 		p += strlen(p) + 1;
 		add(f, "offset", u64(s->frames[i].sym_off));
 		json_object_array_add(a, f);

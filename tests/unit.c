@@ -2396,6 +2396,49 @@ static void test_fmt(void)
 	ASSERT_STR(fmt_prot(b, sizeof(b), 5), "r-x", "prot");
 }
 
+/* what a target names, as printable UTF-8: U+FFFD for each bad byte */
+static void test_fmt_clean(void)
+{
+	char b[64], small[7];
+
+	fmt_clean(b, sizeof(b), "/v1/\xc3\xa9t\xc3\xa9", 64);
+	ASSERT_STR(b, "/v1/\xc3\xa9t\xc3\xa9", "valid UTF-8 is kept");
+	fmt_clean(b, sizeof(b),
+		  "a\x1b[2J\x7f\x07"
+		  "b",
+		  64);
+	ASSERT_STR(b,
+		   "a\xef\xbf\xbd[2J\xef\xbf\xbd\xef\xbf\xbd"
+		   "b",
+		   "C0 and DEL");
+	fmt_clean(b, sizeof(b),
+		  "\xc2\x9b"
+		  "1m",
+		  64);
+	ASSERT_STR(b,
+		   "\xef\xbf\xbd\xef\xbf\xbd"
+		   "1m",
+		   "C1's CSI, each byte");
+	fmt_clean(b, sizeof(b), "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xff", 64);
+	ASSERT_EQ(strlen(b), 10 * 3, "overlong, surrogate, past U+10FFFF, 0xff: ten bytes, ten");
+	fmt_clean(b, sizeof(b), "ab\xe2\x82", 64);
+	ASSERT_STR(b, "ab\xef\xbf\xbd\xef\xbf\xbd", "a sequence cut short");
+	fmt_clean(b, sizeof(b), "abcdef", 3);
+	ASSERT_STR(b, "abc", "at most n bytes");
+	fmt_clean(small, sizeof(small), "abcd\xff\xff", 64);
+	ASSERT_STR(small, "abcd", "cut at a whole character where dst is small");
+	ASSERT_STR(fmt_col(b, sizeof(b),
+			   "/\xef\xbf\xbd"
+			   "ab",
+			   3),
+		   "/\xef\xbf\xbd"
+		   "a",
+		   "a column counts characters");
+	ASSERT_STR(fmt_col(b, sizeof(b), "ab", 4), "ab  ", "and pads");
+	ASSERT_STR(fmt_col(small, 4, "\xef\xbf\xbd\xef\xbf\xbd", 2), "\xef\xbf\xbd",
+		   "whole characters in a small buffer");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2436,6 +2479,7 @@ static const struct {
 	{ "unit_gpu_probe_shapes", test_gpu_probe_shapes },
 	{ "unit_procfs_map_line", test_procfs_map_line },
 	{ "unit_fmt", test_fmt },
+	{ "unit_fmt_clean", test_fmt_clean },
 	{ "unit_words_of_each_code", test_words_of_each_code },
 	{ "unit_search_after", test_search_after },
 	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },

@@ -221,7 +221,8 @@ static unsigned char *read_file(const char *path, size_t *len)
 static void record(const char *path, int steps, int blocks)
 {
 	struct tracefile_info info = { .tool = "gpumemtrace test", .cmdline = "./server" };
-	struct tracefile_writer *w = tracefile__create(path, &info);
+	char err[256];
+	struct tracefile_writer *w = tracefile__create(path, &info, err, sizeof(err));
 	struct capture c = {};
 	size_t off = 0;
 	int b = 0;

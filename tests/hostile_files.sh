@@ -199,7 +199,7 @@ test_files_output_planted() {
 	timeout -k 2 20 "$GMT" record -q -o "$f" -- true >/dev/null 2>"$T/err"
 	rc=$?
 	expect '[ $rc = 1 ]' "refused: $(cat "$T/err")" || return 1
-	expect 'grep -q "refusing to write $f: it is there already, owned by uid 65534" "$T/err"' \
+	expect 'grep -q "cannot create $f: it is there already, owned by uid 65534" "$T/err"' \
 		"@it said: $(cat "$T/err")" || return 1
 	expect '[ "$(cat <&5)" = planted ]' "the planter's fd sees no recording" || return 1
 	exec 5<&-
@@ -208,7 +208,7 @@ test_files_output_planted() {
 	timeout -k 2 20 "$GMT" record -q -o "$f" -- true >/dev/null 2>"$T/err"
 	rc=$?
 	expect '[ $rc = 1 ]' "a FIFO refused at once: $(cat "$T/err")" || return 1
-	expect 'grep -q "refusing to write $f: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
+	expect 'grep -q "cannot create $f: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
 		return 1
 	rm "$f"
 	ln -s "$T/elsewhere" "$f"
@@ -236,7 +236,7 @@ test_files_perfetto_output_planted() {
 	timeout -k 2 20 "$GMT" replay --perfetto "$out" "$rec" 2>"$T/err"
 	rc=$?
 	expect '[ $rc = 1 ]' "a FIFO refused at once: $(cat "$T/err")" || return 1
-	expect 'grep -q "refusing to write $out: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
+	expect 'grep -q "cannot create $out: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
 		return 1
 	rm "$out"
 	echo planted >"$out"

@@ -45,22 +45,31 @@ int outfile__create(int dirfd, const char *name, char *err, size_t size)
 		fd = -1;
 		goto out;
 	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, size,
+			 "cannot create %s: it is a symbolic link, and symbolic links are never "
+			 "followed; remove it or choose another name",
+			 name);
+		return -1;
+	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, size, "refusing to write %s: it is %s, not a file of ours to replace",
+		snprintf(err, size,
+			 "cannot create %s: it is %s, not a regular file; remove it or choose "
+			 "another name",
 			 name, kind(st.st_mode));
 		return -1;
 	}
 	if (!operators(st.st_uid)) {
 		snprintf(err, size,
-			 "refusing to write %s: it is there already, owned by uid %u, not by "
-			 "us; remove it or choose another name",
+			 "cannot create %s: it is there already, owned by uid %u, not by us; "
+			 "remove it or choose another name",
 			 name, (unsigned int)st.st_uid);
 		return -1;
 	}
 	if (st.st_nlink != 1) {
 		snprintf(err, size,
-			 "refusing to write %s: it is there already with %lu hard links; remove "
-			 "it or choose another name",
+			 "cannot create %s: it is there already with %lu hard links; remove it "
+			 "or choose another name",
 			 name, (unsigned long)st.st_nlink);
 		return -1;
 	}

@@ -3,6 +3,7 @@
  * the kernel's BPF selftests: subtests by name, ASSERT_* print what failed.
  * Prints "ok NAME", "not ok NAME - why" per subtest. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <json-c/json.h>
@@ -221,7 +222,8 @@ static unsigned char *read_file(const char *path, size_t *len)
 static void record(const char *path, int steps, int blocks)
 {
 	struct tracefile_info info = { .tool = "gpumemtrace test", .cmdline = "./server" };
-	struct tracefile_writer *w = tracefile__create(path, &info);
+	char err[256];
+	struct tracefile_writer *w = tracefile__create(path, &info, err, sizeof(err));
 	struct capture c = {};
 	size_t off = 0;
 	int b = 0;
@@ -2367,6 +2369,39 @@ static void test_procfs_map_line(void)
 	ASSERT_TRUE(!procfs__map_line(rss, &m), "an smaps field");
 }
 
+/* a target's file: a FIFO refused at once (never a blocking open), a
+ * regular file read, a root-only one not read for a target of another user */
+static void test_procfs_open_as(void)
+{
+	struct procfs_cred me, nobody = { .known = true, .uid = 65534, .gid = 65534 };
+	char fifo[256], dir[256], file[256];
+	int fd;
+
+	snprintf(fifo, sizeof(fifo), "%s/procfs.fifo", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/procfs.dir", tmpdir);
+	snprintf(file, sizeof(file), "%s/procfs.dir/secret", tmpdir);
+	if (!ASSERT_TRUE(!mkfifo(fifo, 0666) && !mkdir(dir, 0700), "fixtures") ||
+	    !ASSERT_TRUE(procfs__cred(getpid(), &me), "our own credentials"))
+		return;
+	ASSERT_EQ(me.uid, geteuid(), "fs uid");
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (!ASSERT_TRUE(fd >= 0 && write(fd, "x", 1) == 1, "the file"))
+		return;
+	close(fd);
+	ASSERT_EQ(procfs__open_as(&me, 0, fifo), -1, "a FIFO, refused without blocking");
+	fd = procfs__open_as(&me, getpid(), file);
+	ASSERT_TRUE(fd >= 0, "our own file, in our root");
+	if (fd >= 0)
+		close(fd);
+	if (geteuid() == 0) {
+		fd = procfs__open_as(&nobody, 0, file);
+		ASSERT_TRUE(fd < 0 && errno == EACCES, "root's file, not read for nobody");
+		if (fd >= 0)
+			close(fd);
+	}
+	ASSERT_TRUE(access(file, R_OK) == 0, "we still read as ourselves after");
+}
+
 /* every function the stream names has the argument shape its probe needs,
  * and its cookie carries its index, shape and kind back */
 static void test_gpu_probe_shapes(void)
@@ -2478,6 +2513,7 @@ static const struct {
 	{ "unit_requests_bounded", test_requests_bounded },
 	{ "unit_gpu_probe_shapes", test_gpu_probe_shapes },
 	{ "unit_procfs_map_line", test_procfs_map_line },
+	{ "unit_procfs_open_as", test_procfs_open_as },
 	{ "unit_fmt", test_fmt },
 	{ "unit_fmt_clean", test_fmt_clean },
 	{ "unit_words_of_each_code", test_words_of_each_code },

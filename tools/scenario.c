@@ -734,6 +734,7 @@ static const char *const names[] = {
 int main(int argc, char **argv)
 {
 	struct tracefile_info info = { .version = TRACEFILE_VERSION };
+	char err[512];
 	struct gen *g;
 	size_t i;
 
@@ -764,9 +765,9 @@ int main(int argc, char **argv)
 	g->expect = argc > 4 && !strcmp(argv[4], "-e") ? stdout : NULL;
 	snprintf(info.tool, sizeof(info.tool), "gmt-scenario %s", argv[1]);
 	snprintf(info.cmdline, sizeof(info.cmdline), "gmt-scenario %s", argv[1]);
-	g->w = tracefile__create(argv[2], &info);
+	g->w = tracefile__create(argv[2], &info, err, sizeof(err));
 	if (!g->w) {
-		fprintf(stderr, "gmt-scenario: %s: %s\n", argv[2], strerror(errno));
+		fprintf(stderr, "gmt-scenario: %s\n", err);
 		return 1;
 	}
 	switch (i) {

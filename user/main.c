@@ -699,11 +699,12 @@ static struct tracefile_writer *open_output(const struct args *a, const char *cm
 {
 	struct tracefile_info info = {};
 	struct tracefile_writer *w;
+	char err[512];
 
 	output_info(&info, cmdline);
-	w = tracefile__create(a->output, &info);
+	w = tracefile__create(a->output, &info, err, sizeof(err));
 	if (!w)
-		fprintf(stderr, "gpumemtrace: cannot create %s: %s\n", a->output, strerror(errno));
+		fprintf(stderr, "gpumemtrace: %s\n", err);
 	return w;
 }
 

@@ -10,6 +10,7 @@
 #include "analysis/categories.h"
 #include "analysis/requests.h"
 #include "common/fmt.h"
+#include "common/outfile.h"
 #include "stream/gpufuncs.h"
 #include "perfetto.h"
 #include "perfetto.pb-c.h"
@@ -46,9 +47,11 @@ struct perfetto *perfetto__open(const char *path, char *err, size_t size)
 		snprintf(err, size, "out of memory");
 		return NULL;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* a new file, never a planted one (root writes it) */
+	fd = outfile__create(AT_FDCWD, path, err, size);
 	if (fd < 0 || !(p->out = fdopen(fd, "w"))) {
-		snprintf(err, size, "cannot create %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			snprintf(err, size, "cannot write %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		model__free(p->m);

@@ -523,9 +523,10 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);
 }
 
-/* Look at one file; attach when it is a GPU library. `open_path` is how we
- * reach it, `path` what the target calls it; pid is 0 before it is mapped. */
-static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 root,
+/* Look at one file; attach when it is a GPU library. `mapped` is the
+ * mapping it is reached by, `path` what the target calls it; pid is 0 before
+ * it is mapped. */
+static void consider(struct gpulib *g, __u32 pid, const struct procfs_map *mapped, __u32 root,
 		     const char *path)
 {
 	const char *err = NULL;
@@ -535,8 +536,11 @@ static void consider(struct gpulib *g, __u32 pid, const char *open_path, __u32 r
 	struct stat st;
 	int fd;
 
-	/* no open_path: the file as `root` sees it, never leaving its root */
-	fd = open_path ? open(open_path, O_RDONLY | O_CLOEXEC) : procfs__open_in_root(root, path);
+	/* map_files reaches the very file mapped, in any mount namespace; else
+	 * the file as `root` sees it, never leaving its root, read as it may */
+	fd = mapped ? procfs__open_mapped(pid, mapped->start, mapped->end) : -1;
+	if (fd < 0)
+		fd = procfs__open_in_root(root, path);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !remember(g, st.st_dev, st.st_ino)) {
@@ -649,7 +653,7 @@ void gpulib__preattach(struct gpulib *g)
 
 void gpulib__scan(struct gpulib *g, __u32 pid)
 {
-	char maps[64], line[4096], open_path[PATH_MAX + 64];
+	char maps[64], line[4096];
 	struct procfs_map m;
 	FILE *f;
 
@@ -667,10 +671,7 @@ void gpulib__scan(struct gpulib *g, __u32 pid)
 			known = g->libs[i].ino == m.ino && g->libs[i].dev == makedev(m.maj, m.min);
 		if (known)
 			continue;
-		/* map_files reaches the very file mapped, in any mount namespace */
-		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)m.start, (unsigned long long)m.end);
-		consider(g, pid, access(open_path, R_OK) ? NULL : open_path, pid, m.path);
+		consider(g, pid, &m, pid, m.path);
 	}
 	fclose(f);
 }

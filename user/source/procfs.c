@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include "stream/event.h"
 #include "procfs.h"
@@ -28,20 +32,193 @@ void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
 			buf[i] = ' ';
 }
 
+/* "Uid:\tREAL\tEFFECTIVE\tSAVED\tFS": the fourth */
+static bool fs_id(const char *status, const char *key, __u32 *id)
+{
+	const char *p = strstr(status, key);
+	unsigned int v[4];
+
+	if (!p || sscanf(p + strlen(key), "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return false;
+	*id = v[3];
+	return true;
+}
+
+bool procfs__cred(__u32 pid, struct procfs_cred *c)
+{
+	char status[8192], *p, *end;
+	unsigned long g;
+
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	procfs__read(pid, "status", status, sizeof(status));
+	if (!fs_id(status, "\nUid:", &c->uid) || !fs_id(status, "\nGid:", &c->gid))
+		return false;
+	p = strstr(status, "\nGroups:");
+	if (p)
+		/* past our cap the rest are left out: fewer groups, less access */
+		for (p += 8; c->nr_groups < PROCFS_MAX_GROUPS; p = end) {
+			g = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			c->groups[c->nr_groups++] = g;
+		}
+	c->known = true;
+	return true;
+}
+
+/* each refused file said once: the hashes of those said */
+static __u64 said[512];
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void refuse(__u32 pid, const char *path, const char *fmt, ...)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+	const char *s;
+	bool seen = false;
+	size_t i;
+	va_list ap;
+
+	for (s = path; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	h ^= pid;
+	h += !h;
+	pthread_mutex_lock(&said_lock);
+	for (i = h % 512; said[i] && !(seen = said[i] == h); i = (i + 1) % 512)
+		if (i == (h + 511) % 512)
+			break; /* full: say it again rather than never */
+	if (!seen && !said[i])
+		said[i] = h;
+	pthread_mutex_unlock(&said_lock);
+	if (seen)
+		return;
+	fprintf(stderr, "gpumemtrace: not reading %s for pid %u: ", path, pid);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" :
+	       S_ISDIR(m)  ? "a directory" :
+	       S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m)  ? "a character device" :
+	       S_ISBLK(m)  ? "a block device" :
+			     "not a regular file";
+}
+
+/* fd when it is a regular file of a size we read, else closed and -1 */
+static int checked(int fd, __u32 pid, const char *path)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode))
+		refuse(pid, path, "it is %s, not a regular file", file_kind(st.st_mode));
+	else if ((__u64)st.st_size > PROCFS_MAX_FILE)
+		refuse(pid, path,
+		       "it is %llu bytes, more than the %llu GiB read of a target's file",
+		       (unsigned long long)st.st_size, PROCFS_MAX_FILE >> 30);
+	else
+		return fd;
+	close(fd);
+	return -1;
+}
+
+struct open_job {
+	const struct procfs_cred *c;
+	int dir;
+	const char *path;
+	int fd, err;
+};
+
+/* this thread alone takes the target's file credentials (raw syscalls:
+ * glibc's setgroups would change every thread's), so the kernel checks
+ * every directory on the way and the file as for the target; a non-root
+ * fsuid also drops root's file capabilities (capabilities(7)) */
+static void *open_as_target(void *arg)
+{
+	struct open_job *j = arg;
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	gid_t groups[PROCFS_MAX_GROUPS];
+	unsigned int i;
+
+	for (i = 0; i < j->c->nr_groups; i++)
+		groups[i] = j->c->groups[i];
+	if (syscall(SYS_setgroups, j->c->nr_groups, groups)) {
+		j->err = errno;
+		return NULL;
+	}
+	syscall(SYS_setfsgid, j->c->gid);
+	syscall(SYS_setfsuid, j->c->uid);
+	/* both return the old id: asked again, the one now in force */
+	if ((__u32)syscall(SYS_setfsgid, j->c->gid) != j->c->gid ||
+	    (__u32)syscall(SYS_setfsuid, j->c->uid) != j->c->uid) {
+		j->err = EPERM;
+		return NULL;
+	}
+	j->fd = syscall(SYS_openat2, j->dir, j->path, &how, sizeof(how));
+	j->err = j->fd < 0 ? errno : 0;
+	return NULL;
+}
+
+int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path)
+{
+	struct open_job j = { .c = c, .path = path, .fd = -1, .err = EPERM };
+	char dir[64] = "/";
+	pthread_t t;
+	int e;
+
+	if (!c->known) {
+		refuse(c->pid, path, "whose credentials it is read with are unknown");
+		return -1;
+	}
+	if (root)
+		snprintf(dir, sizeof(dir), "/proc/%u/root", root);
+	j.dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (j.dir < 0)
+		return -1;
+	e = pthread_create(&t, NULL, open_as_target, &j);
+	if (!e)
+		pthread_join(t, NULL);
+	close(j.dir);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	if (j.fd < 0 && (j.err == EACCES || j.err == EPERM))
+		refuse(c->pid, path, "its user (uid %u) may not read it: %s", c->uid,
+		       strerror(j.err));
+	else if (j.fd < 0 && j.err == ELOOP)
+		refuse(c->pid, path, "it goes through a /proc link: %s", strerror(j.err));
+	errno = j.err;
+	return checked(j.fd, c->pid, path);
+}
+
 int procfs__open_in_root(__u32 pid, const char *path)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	char root[64];
-	int dir, fd;
+	struct procfs_cred c;
 
-	snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return -1;
-	fd = syscall(SYS_openat2, dir, path, &how, sizeof(how));
-	close(dir);
-	return fd;
+	if (!procfs__cred(pid, &c))
+		return -1; /* gone */
+	return procfs__open_as(&c, pid, path);
+}
+
+int procfs__open_mapped(__u32 pid, __u64 start, __u64 end)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	return checked(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), pid, path);
 }
 
 size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size)

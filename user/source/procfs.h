@@ -11,10 +11,37 @@
  * empty when it cannot be read */
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size);
 
-/* a file as process pid sees it (an absolute path in its root), opened for
- * reading without ever leaving that root (openat2 RESOLVE_IN_ROOT: a
- * symlink in a container cannot lead to the host's files); -1 on error */
+/* Every file opened on a target's behalf (its libraries, debug files, what
+ * it names) is hostile input: these open it without blocking (a FIFO),
+ * only as a regular file of at most PROCFS_MAX_FILE bytes, and, for a path
+ * the target names, with the target's own file credentials, so that root
+ * never reads for it what it could not read itself. A refusal other than a
+ * missing file is said once per file on stderr. */
+#define PROCFS_MAX_FILE (8ull << 30)
+#define PROCFS_MAX_GROUPS 256
+
+/* who a process is to the kernel's permission checks: its fs uid and gid
+ * and its supplementary groups (/proc/PID/status, in our user namespace) */
+struct procfs_cred {
+	bool known;
+	__u32 pid; /* whose, for messages */
+	__u32 uid, gid;
+	unsigned int nr_groups;
+	__u32 groups[PROCFS_MAX_GROUPS];
+};
+/* false (and c->known false) when the process is gone */
+bool procfs__cred(__u32 pid, struct procfs_cred *c);
+
+/* `path` (absolute) as process `root` sees it (0: in our own root), never
+ * leaving that root (openat2 RESOLVE_IN_ROOT: a symlink in a container
+ * cannot lead to the host's files), opened with c's credentials by a
+ * short-lived thread of its own; -1 on error or refusal */
+int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path);
+/* the same with pid's credentials, in its root */
 int procfs__open_in_root(__u32 pid, const char *path);
+/* /proc/PID/map_files/START-END: the very file a process maps, which it
+ * could read when it mapped it; opened as we are, refused unless regular */
+int procfs__open_mapped(__u32 pid, __u64 start, __u64 end);
 /* /proc/PID/NAME as it is (NULs kept); its length, 0 when it cannot be read */
 size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size);
 /* a command line (arguments joined by spaces) with the values of options

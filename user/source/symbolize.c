@@ -38,6 +38,8 @@ struct mapping {
 
 struct proc_maps {
 	__u32 pid;
+	/* whose files the process may read: kept for when it has gone */
+	struct procfs_cred cred;
 	struct mapping *maps;
 	size_t nr;
 	UT_hash_handle hh;
@@ -116,6 +118,7 @@ static struct proc_maps *load_maps(struct symbolizer *s, __u32 pid)
 	if (!pm)
 		goto out;
 	pm->pid = pid;
+	procfs__cred(pid, &pm->cred);
 	while (fgets(line, sizeof(line), f)) {
 		struct mapping m;
 
@@ -247,8 +250,8 @@ static void read_best_symtab(struct elf_file *ef, Elf *elf)
  * the debug directory, then by .gnu_debuglink beside the file, in .debug/
  * and under the debug directory (as gdb looks), in the root of process
  * `root` (0: our own). */
-static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf, __u32 root,
-			    const char *path)
+static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
+			    const struct procfs_cred *cred, __u32 root, const char *path)
 {
 	char id[128], name[256], dir[2048], cand[3][6600];
 	const char *slash = strrchr(path, '/');
@@ -263,8 +266,8 @@ static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
 		snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
 	}
 	for (i = 0; i < n; i++) {
-		int fd = root ? procfs__open_in_root(root, cand[i]) :
-				open(cand[i], O_RDONLY | O_CLOEXEC);
+		/* what the process names, read only as it could read it */
+		int fd = procfs__open_as(cred, root, cand[i]);
 		Elf *d;
 
 		if (fd < 0)
@@ -283,8 +286,8 @@ static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
 
 /* .symtab when the file has one (not stripped), else a separate debug
  * file's, else .dynsym */
-static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd, __u32 root,
-		     const char *path)
+static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd,
+		     const struct procfs_cred *cred, __u32 root, const char *path)
 {
 	GElf_Shdr sh;
 	size_t i, n;
@@ -300,16 +303,17 @@ static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd, __u32 ro
 			    ef->loads[ef->nr_loads].p_type == PT_LOAD)
 				ef->nr_loads++;
 	}
-	if (find_section(elf, SHT_SYMTAB, NULL, &sh) || !read_debug_file(s, ef, elf, root, path))
+	if (find_section(elf, SHT_SYMTAB, NULL, &sh) ||
+	    !read_debug_file(s, ef, elf, cred, root, path))
 		read_best_symtab(ef, elf);
 	elf_end(elf);
 }
 
 /* m->path in this mount namespace, if it is the very file that was mapped */
-static int open_same_file(const struct mapping *m)
+static int open_same_file(const struct procfs_cred *cred, const struct mapping *m)
 {
 	struct stat st;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = procfs__open_as(cred, 0, m->path);
 
 	if (fd < 0)
 		return -1;
@@ -324,23 +328,30 @@ static int open_same_file(const struct mapping *m)
 /* the very file of m: by map_files (even deleted, or in another mount
  * namespace), in the process's root, or the same file in our own view once
  * the process is gone; -1 when none */
-static int open_mapping(__u32 pid, const struct mapping *m)
+static int open_mapping(const struct procfs_cred *cred, __u32 pid, const struct mapping *m)
 {
-	char path[96];
-	int fd;
+	int fd = procfs__open_mapped(pid, m->start, m->end);
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		fd = procfs__open_in_root(pid, m->path);
+		fd = procfs__open_as(cred, pid, m->path);
 	if (fd < 0)
-		fd = open_same_file(m);
+		fd = open_same_file(cred, m);
 	return fd;
+}
+
+/* the credentials pid's files are read with (unknown: none are) */
+static const struct procfs_cred *cred_of(struct symbolizer *s, __u32 pid)
+{
+	static const struct procfs_cred unknown;
+	struct proc_maps *pm;
+
+	HASH_FIND(hh, s->procs, &pid, sizeof(pid), pm);
+	return pm ? &pm->cred : &unknown;
 }
 
 static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct mapping *m)
 {
+	const struct procfs_cred *cred = cred_of(s, pid);
 	struct elf_file *ef;
 	char path[4200];
 	int fd;
@@ -355,10 +366,10 @@ static struct elf_file *get_elf(struct symbolizer *s, __u32 pid, const struct ma
 		return NULL;
 	ef->dev = m->dev;
 	ef->ino = m->ino;
-	fd = open_mapping(pid, m);
+	fd = open_mapping(cred, pid, m);
 	if (fd >= 0) {
 		snprintf(path, sizeof(path), "/proc/%u/root", pid);
-		load_elf(s, ef, fd, access(path, F_OK) ? 0 : pid, m->path);
+		load_elf(s, ef, fd, cred, access(path, F_OK) ? 0 : pid, m->path);
 		close(fd);
 	}
 	HASH_ADD(hh, s->files, dev, sizeof(key), ef);
@@ -489,7 +500,7 @@ void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_
 			;
 		if (k < i || !(ef = get_elf(s, pid, m)) || !file_to_vaddr(ef, m->pgoff, &vaddr))
 			continue;
-		fd = open_mapping(pid, m);
+		fd = open_mapping(cred_of(s, pid), pid, m);
 		if (fd >= 0)
 			fn(m->path, m->start - vaddr, fd, arg);
 	}

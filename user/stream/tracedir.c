@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <uthash.h>
+#include "common/outfile.h"
 #include "tracedir.h"
 
 #define PREAMBLE_MAX 256	    /* session, probes, devices of the host */
@@ -109,15 +110,10 @@ struct tracedir *tracedir__open(const struct tracedir_opts *o, char *err, size_t
 	}
 	d->o = *o;
 	d->info = *o->info;
-	if (mkdir(o->dir, 0700) && errno != EEXIST) {
-		snprintf(err, len, "cannot create the directory %s: %s", o->dir, strerror(errno));
+	/* never through a planted symlink */
+	d->dirfd = outfile__dir(o->dir, err, len);
+	if (d->dirfd < 0)
 		goto fail;
-	}
-	d->dirfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->dirfd < 0) {
-		snprintf(err, len, "cannot open the directory %s: %s", o->dir, strerror(errno));
-		goto fail;
-	}
 	return d;
 fail:
 	free(d);

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "common/outfile.h"
 #include "tracefile.h"
 
 #define FILE_MAGIC "GMTTRACE"
@@ -99,11 +100,16 @@ struct tracefile_writer *tracefile__create_at(int dirfd, const char *name,
 		info);
 }
 
-struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info)
+struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info,
+					   char *err, size_t size)
 {
-	/* root writing where others can: never through a planted symlink */
-	return create(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
-		      info);
+	/* root writing where others can: a new file, never a planted one */
+	int fd = outfile__create(AT_FDCWD, path, err, size);
+	struct tracefile_writer *w = create(fd, info);
+
+	if (fd >= 0 && !w)
+		snprintf(err, size, "cannot write %s: %s", path, strerror(errno));
+	return w;
 }
 
 __u64 tracefile__bytes(const struct tracefile_writer *w)
@@ -446,14 +452,18 @@ int tracefile__replay(const char *path, gmt_sink_fn sink, void *ctx, struct repl
 	int fd, err = -1;
 
 	memset(res, 0, sizeof(*res));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as the file must not hang the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st)) {
 		snprintf(res->error, sizeof(res->error), "cannot open %s: %s", path,
 			 strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(res->error, sizeof(res->error), "%s is not a regular file", path);
+		snprintf(res->error, sizeof(res->error),
+			 "refusing to replay %s: it is not a regular file (a FIFO, a device or a "
+			 "directory); copy the recording to a file first",
+			 path);
 		goto out;
 	}
 	r.size = st.st_size;

@@ -22,7 +22,8 @@ struct tracefile_info {
 
 /* creates `path` with mode 0600 (owned by the sudo user when run by sudo);
  * NULL and errno on failure */
-struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info);
+struct tracefile_writer *tracefile__create(const char *path, const struct tracefile_info *info,
+					   char *err, size_t size);
 /* the same, `name` in the directory `dirfd`, which must not exist yet */
 struct tracefile_writer *tracefile__create_at(int dirfd, const char *name,
 					      const struct tracefile_info *info);

@@ -8,6 +8,9 @@
  * gpumemtrace cannot dlopen a driver, and a driver taken from the target's
  * file system runs here as the target's user, in its mount namespace.
  *
+ * The driver runs under a seccomp filter (sandbox.c): no network, no other
+ * process, no namespace, mount, BPF or key.
+ *
  * usage: gpumemtrace-vkinfo [--pid PID] ICD_LIBRARY
  * prints lines: device I VENDOR DEVICE NAME / type I FLAGS HEAP /
  * heap I SIZE FLAGS / func NAME DEV INO OFFSET / error TEXT */
@@ -21,6 +24,7 @@
 #include <sched.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdint.h>
@@ -31,6 +35,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <vulkan/vulkan.h>
+#include "sandbox.h"
 
 typedef VkResult(VKAPI_PTR *negotiate_fn)(uint32_t *);
 
@@ -176,6 +181,9 @@ static int become_target(const char *pid)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
+	/* cleared by the change of ids: set again, so that it ends with us */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		return -1;
 	return own_ns || (getuid() && geteuid()) ? 0 : -1;
 }
 
@@ -206,7 +214,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *pid = NULL, *lib;
+	const char *pid = NULL, *lib, *what;
 	PFN_vkGetInstanceProcAddr gipa;
 	PFN_vkCreateInstance create_instance;
 	PFN_vkEnumeratePhysicalDevices enum_devs;
@@ -233,8 +241,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* nothing of gpumemtrace's for the driver: gpumemtrace starts us with
+	 * none of this (user/source/gpulib.c), done again here for a start by
+	 * hand */
+	if (pid && (clearenv() || close_range(3, ~0U, 0)))
+		return fail("cannot empty the environment or close descriptors");
 	if (pid && become_target(pid))
 		return fail("cannot enter the target's namespace or become its user");
+	if (!pid && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return fail("cannot set no_new_privs");
+	if (sandbox__apply(&what)) {
+		printf("error cannot apply the seccomp filter (%s: %s)\n", what, strerror(errno));
+		return 1;
+	}
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return fail(dlerror());

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <link.h>
 #include <sched.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
@@ -187,29 +188,45 @@ static int become_target(const char *pid)
 	return own_ns || (getuid() && geteuid()) ? 0 : -1;
 }
 
-/* the file offset of code at `p`, from our own maps */
-static void print_func(const char *name, void *p)
-{
-	unsigned long long start, end, pgoff, ino, addr = (uintptr_t)p;
-	unsigned int maj, min;
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "re");
+/* a code address, and the loaded object and file offset it falls in */
+struct code_at {
+	uintptr_t addr;
+	const char *file;
+	unsigned long long off;
+};
 
-	if (!f || !p)
-		goto out;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &pgoff, &maj, &min,
-			   &ino) != 6)
-			continue;
-		if (addr >= start && addr < end) {
-			printf("func %s %llu %llu 0x%llx\n", name,
-			       (unsigned long long)makedev(maj, min), ino, addr - start + pgoff);
-			break;
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct code_at *c = arg;
+	ElfW(Half) i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && c->addr >= start && c->addr - start < ph->p_memsz) {
+			c->file = info->dlpi_name;
+			c->off = c->addr - start + ph->p_offset;
+			return 1;
 		}
 	}
-out:
-	if (f)
-		fclose(f);
+	return 0;
+}
+
+/* The file offset of code at `p`, from the loaded objects' program
+ * headers: not /proc/self/maps, which a target's own /proc (its pid
+ * namespace's, where we are not) or a chroot without one does not show. The
+ * tracer takes it only where dev and ino are those of the file it opened. */
+static void print_func(const char *name, void *p)
+{
+	struct code_at c = { .addr = (uintptr_t)p };
+	struct stat st;
+
+	if (p && dl_iterate_phdr(find_segment, &c) && c.file && c.file[0] == '/' &&
+	    !stat(c.file, &st))
+		printf("func %s %llu %llu 0x%llx\n", name, (unsigned long long)st.st_dev,
+		       (unsigned long long)st.st_ino, c.off);
 }
 
 int main(int argc, char **argv)

@@ -255,3 +255,29 @@ test_sandbox_driver_that_sleeps_cannot_hang_the_tracer() {
 	expect 'grep -q "could not attach to libvk_hang.so" "$T/gmt.err"' \
 		"the driver was refused: $(cat "$T/gmt.err")"
 }
+
+# A Vulkan program in a pid namespace of its own with its own /proc, as in
+# a container: the helper, in its mount namespace, is not in that /proc,
+# and still finds where lavapipe's entry points are (it once read them from
+# /proc/self/maps, and attached nothing).
+test_sandbox_driver_of_a_target_with_its_own_proc_is_attached() {
+	need_root
+	need_lavapipe
+	local rc=0 pid
+	mkfifo "$T/ready" "$T/go" "$T/done"
+	unshare -m -p -f --mount-proc "$VK" --ready "$T/ready" --wait "$T/go" --out "$T/done" \
+		--loader 1 --direct 1 >"$T/vk.out" 2>&1 &
+	pid=$!
+	await_line "$T/ready" "$pid" "vkalloc in pid and mount namespaces of its own" "$T/vk.out" \
+		>/dev/null || return 1
+	start_tracer --json -p "$(pgrep -P "$pid")" || rc=1
+	[ $rc = 0 ] && { sandbox_await_err libvulkan_lvp.so 30 || rc=1; }
+	kill -INT "$GMT_PID" 2>/dev/null
+	wait_tracer
+	echo go >"$T/go"
+	cat "$T/done" >/dev/null
+	wait "$pid"
+	[ $rc = 0 ] || return 1
+	expect 'grep -q "attached Vulkan driver: [1-9][0-9]* functions" "$T/gmt.err"' \
+		"lavapipe attached: $(grep lvp "$T/gmt.err")"
+}

@@ -84,9 +84,9 @@ gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
 
 # asks Vulkan drivers for their entry points; dynamic, so it can dlopen them
-gpumemtrace-vkinfo: helper/vkinfo.c
+gpumemtrace-vkinfo: helper/vkinfo.c helper/sandbox.c helper/sandbox.h
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) -ldl -lseccomp -o $@
 
 # asks the NVIDIA driver (NVML) for device memory by process; dynamic, for dlopen
 gpumemtrace-nvml: helper/nvml.c

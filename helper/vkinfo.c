@@ -8,6 +8,9 @@
  * gpumemtrace cannot dlopen a driver, and a driver taken from the target's
  * file system runs here as the target's user, in its mount namespace.
  *
+ * The driver runs under a seccomp filter (sandbox.c): no network, no other
+ * process, no namespace, mount, BPF or key.
+ *
  * usage: gpumemtrace-vkinfo [--pid PID] ICD_LIBRARY
  * prints lines: device I VENDOR DEVICE NAME / type I FLAGS HEAP /
  * heap I SIZE FLAGS / func NAME DEV INO OFFSET / error TEXT */
@@ -18,9 +21,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <link.h>
 #include <sched.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdint.h>
@@ -31,6 +36,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <vulkan/vulkan.h>
+#include "sandbox.h"
 
 typedef VkResult(VKAPI_PTR *negotiate_fn)(uint32_t *);
 
@@ -176,37 +182,56 @@ static int become_target(const char *pid)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
+	/* cleared by the change of ids: set again, so that it ends with us */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		return -1;
 	return own_ns || (getuid() && geteuid()) ? 0 : -1;
 }
 
-/* the file offset of code at `p`, from our own maps */
-static void print_func(const char *name, void *p)
-{
-	unsigned long long start, end, pgoff, ino, addr = (uintptr_t)p;
-	unsigned int maj, min;
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "re");
+/* a code address, and the loaded object and file offset it falls in */
+struct code_at {
+	uintptr_t addr;
+	const char *file;
+	unsigned long long off;
+};
 
-	if (!f || !p)
-		goto out;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &pgoff, &maj, &min,
-			   &ino) != 6)
-			continue;
-		if (addr >= start && addr < end) {
-			printf("func %s %llu %llu 0x%llx\n", name,
-			       (unsigned long long)makedev(maj, min), ino, addr - start + pgoff);
-			break;
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct code_at *c = arg;
+	ElfW(Half) i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && c->addr >= start && c->addr - start < ph->p_memsz) {
+			c->file = info->dlpi_name;
+			c->off = c->addr - start + ph->p_offset;
+			return 1;
 		}
 	}
-out:
-	if (f)
-		fclose(f);
+	return 0;
+}
+
+/* The file offset of code at `p`, from the loaded objects' program
+ * headers: not /proc/self/maps, which a target's own /proc (its pid
+ * namespace's, where we are not) or a chroot without one does not show. The
+ * tracer takes it only where dev and ino are those of the file it opened. */
+static void print_func(const char *name, void *p)
+{
+	struct code_at c = { .addr = (uintptr_t)p };
+	struct stat st;
+
+	if (p && dl_iterate_phdr(find_segment, &c) && c.file && c.file[0] == '/' &&
+	    !stat(c.file, &st))
+		printf("func %s %llu %llu 0x%llx\n", name, (unsigned long long)st.st_dev,
+		       (unsigned long long)st.st_ino, c.off);
 }
 
 int main(int argc, char **argv)
 {
-	const char *pid = NULL, *lib;
+	const char *pid = NULL, *lib, *what;
 	PFN_vkGetInstanceProcAddr gipa;
 	PFN_vkCreateInstance create_instance;
 	PFN_vkEnumeratePhysicalDevices enum_devs;
@@ -233,8 +258,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* nothing of gpumemtrace's for the driver: gpumemtrace starts us with
+	 * none of this (user/source/gpulib.c), done again here for a start by
+	 * hand */
+	if (pid && (clearenv() || close_range(3, ~0U, 0)))
+		return fail("cannot empty the environment or close descriptors");
 	if (pid && become_target(pid))
 		return fail("cannot enter the target's namespace or become its user");
+	if (!pid && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return fail("cannot set no_new_privs");
+	if (sandbox__apply(&what)) {
+		printf("error cannot apply the seccomp filter (%s: %s)\n", what, strerror(errno));
+		return 1;
+	}
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return fail(dlerror());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,35 @@ static __u64 mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* what the helper's first process needs, made before the clone: after it,
+ * in a copy of a threaded program, only system calls are safe */
+struct launch {
+	const char *path;
+	char *argv[5];
+	int out; /* the answer's pipe */
+};
+
+/* The helper's first process, pid 1 of its own pid namespace and alone in
+ * its own network, IPC and UTS ones: what the driver may do to a host
+ * process, a host listener or the host's shared memory it cannot name
+ * there, and whatever it starts ends when the helper does. A session of
+ * its own, no environment, no descriptor but the answer's. */
+static int launch_helper(void *arg)
+{
+	const struct launch *l = arg;
+	char *no_env[] = { NULL };
+	int null = open("/dev/null", O_RDWR);
+
+	if (null < 0 || setsid() < 0 || dup2(l->out, 1) != 1 || dup2(null, 0) != 0 ||
+	    dup2(null, 2) != 2 || close_range(3, ~0U, 0))
+		_exit(127);
+	execve(l->path, l->argv, no_env);
+	_exit(127);
+}
+
+#define HELPER_NS (CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+#define HELPER_STACK (64 << 10)
+
 /* Starts the helper on a driver the target mapped, without waiting for it:
  * lavapipe takes a second to start on a busy machine, and a target that
  * fails at once would be gone, with its maps, before the events it left
@@ -349,7 +379,9 @@ static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, _
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	char own[PATH_MAX], pidstr[16];
+	struct launch l = { .path = g->helper };
 	struct pending *d;
+	char *stack;
 	int out[2];
 	pid_t child;
 
@@ -366,28 +398,30 @@ static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, _
 		g->pending = v;
 		g->pending_cap = cap;
 	}
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK))
+	stack = malloc(HELPER_STACK);
+	if (!stack)
+		return strerror(ENOMEM);
+	if (pipe2(out, O_CLOEXEC | O_NONBLOCK)) {
+		free(stack);
 		return strerror(errno);
+	}
 	snprintf(pidstr, sizeof(pidstr), "%u", pid);
-	child = fork();
-	if (child < 0) {
-		close(out[0]);
-		close(out[1]);
-		return strerror(errno);
-	}
-	if (!child) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(out[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 2);
-		}
-		execl(g->helper, g->helper, "--pid", pidstr,
-		      in_target_root(pid, path, own, sizeof(own)), (char *)NULL);
-		_exit(127);
-	}
+	l.argv[0] = g->helper;
+	l.argv[1] = "--pid";
+	l.argv[2] = pidstr;
+	l.argv[3] = (char *)in_target_root(pid, path, own, sizeof(own));
+	l.out = out[1];
+	child = clone(launch_helper, stack + HELPER_STACK, HELPER_NS | SIGCHLD, &l);
+	free(stack);
 	close(out[1]);
+	if (child < 0) {
+		static char why[96];
+
+		close(out[0]);
+		snprintf(why, sizeof(why), "not run: no namespaces of its own for %s (%s)", HELPER,
+			 strerror(errno));
+		return why;
+	}
 	d = &g->pending[g->nr_pending++];
 	*d = (struct pending){ .child = child,
 			       .out = out[0],
@@ -587,10 +621,12 @@ static void finish_driver(struct gpulib *g, size_t i, const char *late)
 
 	epoll_ctl(g->ep, EPOLL_CTL_DEL, d->out, NULL);
 	close(d->out);
-	if (late) {
-		kill(d->child, SIGKILL);
+	if (late)
 		snprintf(why, sizeof(why), "%s", late);
-	}
+	/* its answer is all read: whatever it does now (a driver that closed
+	 * its output and sleeps) ends here, with all it started, rather than
+	 * the wait below waiting for it */
+	kill(d->child, SIGKILL);
 	waitpid(d->child, &status, 0);
 	err = parse_answer(g, d, why, sizeof(why));
 	attach_lib(g, d->lib, d->path, d->pid, R_VK_ICD, &d->p, err);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@ struct proc_dwfl {
 	bool stale; /* its code changed: report its modules again */
 	Dwfl *dwfl;
 	const struct gmt_ustack *s;
+	__u32 size; /* of s's slice, bounded by its record */
 	__u64 *ips;
 	unsigned int n, max;
 };
@@ -79,16 +81,33 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* only the slice of stack BPF sent can be read */
+/* the bytes of s's slice that it holds: no more than its record carries */
+static __u32 slice_size(const struct gmt_ustack *s)
+{
+	__u32 have = s->hdr.len > offsetof(struct gmt_ustack, data) ?
+			     s->hdr.len - offsetof(struct gmt_ustack, data) :
+			     0;
+
+	if (have > sizeof(s->data))
+		have = sizeof(s->data);
+	return s->size < have ? s->size : have;
+}
+
+/* Only the slice of stack BPF sent can be read. The addresses come from the
+ * target's CFI (a rule may say a register was saved at 0xfffffffffffffffa),
+ * so the bound is on offsets from sp, which cannot wrap. */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct proc_dwfl *p = arg;
-	__u64 sp = p->s->regs[7];
+	__u64 sp = p->s->regs[7], off;
 
 	(void)dwfl;
-	if (addr < sp || addr + sizeof(*result) > sp + p->s->size)
+	if (addr < sp)
 		return false;
-	memcpy(result, p->s->data + (addr - sp), sizeof(*result));
+	off = addr - sp;
+	if (off > p->size || p->size - off < sizeof(*result))
+		return false;
+	memcpy(result, p->s->data + off, sizeof(*result));
 	return true;
 }
 
@@ -243,11 +262,12 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __
 {
 	struct proc_dwfl *p = proc_of(u, s->hdr.pid);
 
-	if (!p || !s->size || !max)
+	if (!p || !slice_size(s) || !max)
 		return 0;
 	if ((!p->dwfl || p->stale) && !load(u, p))
 		return 0;
 	p->s = s;
+	p->size = slice_size(s);
 	p->ips = ips;
 	p->n = 0;
 	p->max = max;

@@ -140,3 +140,110 @@ test_hostile_cfi_watch_as_nobody() {
 	expect 'jq -e "[.processes[] | select(.pid == $pid)] | length == 1" "$T/gmt.out" >/dev/null' \
 		"a report on pid $pid: $(head -c 300 "$T/gmt.out")"
 }
+
+# hostile_trace KIND FILE: a crafted trace file (docs/tracefile.md):
+#   stacks  8,192 stacks of 3,274 frames each (1.3 MB; 2.5 GB in replay
+#           when each frame's names took two allocations)
+#   zeros   26 MB of blocks that decompress to 64 MiB of zeros each
+#   zeros1m 26 MB of blocks that decompress to 1 MiB of zeros each
+#   then a valid block with one stack of two frames (id 7), which the
+#   replay must still see
+hostile_trace() {
+	python3 - "$1" "$2" <<'EOF'
+import struct, sys, zlib
+kind, path = sys.argv[1], sys.argv[2]
+GMT_EV_STACK = 15
+info = b"tool=hostile\n"
+
+def block(raw, comp=None):
+    comp = comp if comp is not None else zlib.compress(raw, 1)
+    return struct.pack("<IIII", 0x42544D47, len(comp), len(raw), zlib.crc32(comp)) + comp
+
+def stack(sid, frames, names=b"\0\0"):
+    body = struct.pack("<QQ", 0x400000, 0) * frames + names * frames
+    body += bytes(-len(body) % 8)  # records are 8-byte multiples
+    return struct.pack("<QIIHHIIHH", 1, 1, 1, GMT_EV_STACK, 32 + len(body), 0, sid, frames,
+                       0) + body
+
+with open(path, "wb") as f:
+    f.write(b"GMTTRACE" + struct.pack("<II", 1, len(info)) + info +
+            struct.pack("<I", zlib.crc32(info)))
+    if kind == "stacks":
+        rec = stack(0, 3274)
+        raw = []
+        for sid in range(8192):
+            raw.append(rec[:24] + struct.pack("<I", 1000 + sid) + rec[28:])
+            if len(raw) == 4:  # 4 records a block, as the writer's 256 KiB
+                f.write(block(b"".join(raw)))
+                raw = []
+        f.write(block(b"".join(raw)))
+    else:
+        size = 64 << 20 if kind == "zeros" else 1 << 20
+        zeros = block(bytes(size))
+        for _ in range((26 << 20) // len(zeros)):
+            f.write(zeros)
+    f.write(block(stack(7, 2, b"kept\0libkept.so\0")))
+EOF
+}
+
+# replay_bounded FILE MAX_KIB MAX_S: replays FILE into $T/replay.json under
+# /usr/bin/time; fails when it takes more memory or time than that
+replay_bounded() {
+	local rss secs rc max_kib=$2 max_s=$3
+	timeout -k 5 120 /usr/bin/time -f '%M %e' -o "$T/time" "$GMT" replay --json "$1" \
+		>"$T/replay.json" 2>"$T/replay.err"
+	rc=$?
+	read -r rss secs <"$T/time" 2>/dev/null || { rss=0 secs=timeout; }
+	echo "# $(basename "$1"): $(du -k "$1" | cut -f1) KiB file, max RSS $rss KiB, $secs s, exit $rc"
+	expect '[ $rc = 0 ]' "replay exited with $rc: $(tail -3 "$T/replay.err")" || return 1
+	expect '(( rss <= max_kib ))' "max RSS $rss KiB, at most $max_kib" || return 1
+	expect '[ "${secs%.*}" -lt "$max_s" ]' "replay took $secs s, less than $max_s" || return 1
+	# what came after the hostile part still replays
+	expect '[ "$(jq .events.by_type.stack "$T/replay.json")" = 1 ]' \
+		"the valid stack after it replayed: $(jq -c .events.by_type.stack "$T/replay.json")"
+}
+
+# A file's stacks cost replay what they take in it, within a bound: the
+# issue's 1.3 MB file of 8,192 stacks of 3,274 frames peaked at 2.5 GB
+test_replay_bounds_a_file_of_huge_stacks() {
+	hostile_trace stacks "$T/stacks.gmt" || return 1
+	replay_bounded "$T/stacks.gmt" $((512 * 1024)) 30 || return 1
+	expect 'grep -q "3274 frames, more than the 256" "$T/replay.json" "$T/replay.err"' \
+		"the replay says what it left out: $(grep -h -i stack "$T/replay.err" "$T/replay.json" | head -3)"
+}
+
+# Blocks of zeros: each said to hold 64 MiB (refused by its length), or
+# 1 MiB (decompressed until the first record, which is malformed); the
+# issue's 26 MB file of them cost 69 s
+test_replay_bounds_blocks_of_zeros() {
+	local kind
+	for kind in zeros zeros1m; do
+		hostile_trace "$kind" "$T/$kind.gmt" || return 1
+		replay_bounded "$T/$kind.gmt" $((64 * 1024)) 4 || return 1
+	done
+}
+
+# the unwinder's fuzzer (tests/fuzz/unwind.c): what it found before, each
+# input once, then a short run from the seeds of tests/fuzz/unwind_corpus.py.
+# Leaks are not looked for: libdw 0.188 leaks its expression stack when an
+# expression runs past its step limit (DW_OP_skip to itself), 256 bytes a
+# time, in code outside this project
+test_fuzz_unwind_short() {
+	local out rc fuzz=$ROOT/.output/tests/fuzz-unwind
+	[ -x "$fuzz" ] || { echo "# $fuzz is not built: make .output/tests/fuzz-unwind"; return 1; }
+	python3 "$ROOT/tests/fuzz/unwind_corpus.py" "$T/corpus" || return 1
+	export ASAN_OPTIONS=detect_leaks=0
+	if [ -n "$(ls "$ROOT/tests/fuzz/regressions/" | grep '^unwind-')" ]; then
+		out=$(cd "$T" && timeout -k 5 60 "$fuzz" "$ROOT"/tests/fuzz/regressions/unwind-* 2>&1)
+		rc=$?
+		expect '[ $rc = 0 ]' "the inputs found before: $(grep -A 3 'ERROR\|runtime error' <<<"$out" | head -8)" ||
+			return 1
+	fi
+	mkdir -p "$T/found"
+	out=$(cd "$T/found" && timeout -k 5 120 "$fuzz" -detect_leaks=0 -timeout=10 -max_len=8192 \
+		-max_total_time=30 -print_final_stats=1 "$T/corpus" 2>&1)
+	rc=$?
+	echo "# $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' <<<"$out")"
+	expect '[ $rc = 0 ] && [ -z "$(ls "$T/found")" ]' \
+		"no crash: $(grep -A 3 'ERROR\|runtime error\|timeout' <<<"$out" | head -8)"
+}

@@ -24,7 +24,8 @@ struct proc_dwfl {
 };
 
 struct unwinder {
-	struct symbolizer *sym; /* whose maps and files outlive the process */
+	unwinder_modules_fn modules;
+	void *src; /* the symbolizer, whose maps and files outlive the process */
 	struct proc_dwfl *procs;
 };
 
@@ -166,7 +167,7 @@ static bool load(struct unwinder *u, struct proc_dwfl *p)
 	if (!p->dwfl)
 		return false;
 	dwfl_report_begin(p->dwfl);
-	symbolizer__each_module(u->sym, p->pid, report, p);
+	u->modules(u->src, p->pid, report, p);
 	if (dwfl_report_end(p->dwfl, NULL, NULL) ||
 	    !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
 		drop_dwfl(p);
@@ -191,13 +192,25 @@ static struct proc_dwfl *proc_of(struct unwinder *u, __u32 pid)
 	return p;
 }
 
+static void each_module(void *src, __u32 pid, symbolizer_module_fn fn, void *arg)
+{
+	symbolizer__each_module(src, pid, fn, arg);
+}
+
+struct unwinder *unwinder__new_from(unwinder_modules_fn modules, void *src)
+{
+	struct unwinder *u = modules ? calloc(1, sizeof(*u)) : NULL;
+
+	if (u) {
+		u->modules = modules;
+		u->src = src;
+	}
+	return u;
+}
+
 struct unwinder *unwinder__new(struct symbolizer *sym)
 {
-	struct unwinder *u = sym ? calloc(1, sizeof(*u)) : NULL;
-
-	if (u)
-		u->sym = sym;
-	return u;
+	return sym ? unwinder__new_from(each_module, sym) : NULL;
 }
 
 void unwinder__free(struct unwinder *u)

@@ -123,6 +123,13 @@ $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,u
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \
 		-lelf -ljson-c -liberty -lz -lm -o $@
 
+# the fuzzer over the unwinder (tests/fuzz/unwind.c): hostile CFI, registers
+# and stack slices through user/source/unwind.c and libdwfl
+$(OUTPUT)/tests/fuzz-unwind: tests/fuzz/unwind.c user/source/unwind.c user/source/unwind.h \
+		user/source/symbolize.h bpf/gmt_events.h | $(OUTPUT)/tests
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -o $@
+
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -194,7 +201,7 @@ test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
-		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay
+		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

@@ -662,6 +662,7 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 	const char *names = event__stack_names(e);
 	struct model_stack *s;
 	unsigned int i;
+	size_t len, o;
 
 	if (model__stack(m, e->stack_id))
 		return;
@@ -675,18 +676,27 @@ static void on_stack(struct model *m, const struct gmt_stack *e)
 	if (!s)
 		return;
 	s->id = e->stack_id;
+	/* the names in one copy, not two allocations a frame: a trace file's
+	 * stacks cost about what they take in it */
+	len = (const char *)e + e->hdr.len - names;
 	s->frames = calloc(e->nr_frames ? e->nr_frames : 1, sizeof(*s->frames));
-	if (!s->frames) {
+	/* as printable UTF-8 (fmt_clean): a name may triple */
+	s->names = malloc(len * 3 + 1);
+	if (!s->frames || !s->names) {
+		free(s->frames);
+		free(s->names);
 		free(s);
 		return;
 	}
 	s->nr_frames = e->nr_frames;
-	for (i = 0; i < e->nr_frames; i++) {
+	for (i = 0, o = 0; i < e->nr_frames; i++) { /* event__valid: two strings a frame */
 		s->frames[i].ip = e->frames[i].ip;
 		s->frames[i].sym_off = e->frames[i].sym_off;
-		s->frames[i].sym = dup_tail(names, strlen(names));
+		s->frames[i].sym = s->names + o;
+		o += fmt_clean(s->names + o, len * 3 + 1 - o, names, strlen(names)) + 1;
 		names += strlen(names) + 1;
-		s->frames[i].module = dup_tail(names, strlen(names));
+		s->frames[i].module = s->names + o;
+		o += fmt_clean(s->names + o, len * 3 + 1 - o, names, strlen(names)) + 1;
 		names += strlen(names) + 1;
 	}
 	m->stacks[m->nr_stacks++] = s;
@@ -1107,7 +1117,6 @@ static void proc_free(struct model_proc *p)
 void model__free(struct model *m)
 {
 	size_t i;
-	unsigned int j;
 
 	if (!m)
 		return;
@@ -1116,10 +1125,7 @@ void model__free(struct model *m)
 	for (i = 0; i < m->nr_procs; i++)
 		proc_free(m->procs[i]);
 	for (i = 0; i < m->nr_stacks; i++) {
-		for (j = 0; j < m->stacks[i]->nr_frames; j++) {
-			free(m->stacks[i]->frames[j].sym);
-			free(m->stacks[i]->frames[j].module);
-		}
+		free(m->stacks[i]->names);
 		free(m->stacks[i]->frames);
 		free(m->stacks[i]);
 	}

@@ -488,7 +488,8 @@ struct model_frame {
 struct model_stack {
 	__u32 id;
 	unsigned int nr_frames;
-	struct model_frame *frames;
+	struct model_frame *frames; /* their names point into names */
+	char *names;
 	UT_hash_handle hh;
 };
 

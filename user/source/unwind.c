@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,12 +18,14 @@ struct proc_dwfl {
 	bool stale; /* its code changed: report its modules again */
 	Dwfl *dwfl;
 	const struct gmt_ustack *s;
+	__u32 size; /* of s's slice, bounded by its record */
 	__u64 *ips;
 	unsigned int n, max;
 };
 
 struct unwinder {
-	struct symbolizer *sym; /* whose maps and files outlive the process */
+	unwinder_modules_fn modules;
+	void *src; /* the symbolizer, whose maps and files outlive the process */
 	struct proc_dwfl *procs;
 };
 
@@ -79,16 +82,33 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* only the slice of stack BPF sent can be read */
+/* the bytes of s's slice that it holds: no more than its record carries */
+static __u32 slice_size(const struct gmt_ustack *s)
+{
+	__u32 have = s->hdr.len > offsetof(struct gmt_ustack, data) ?
+			     s->hdr.len - offsetof(struct gmt_ustack, data) :
+			     0;
+
+	if (have > sizeof(s->data))
+		have = sizeof(s->data);
+	return s->size < have ? s->size : have;
+}
+
+/* Only the slice of stack BPF sent can be read. The addresses come from the
+ * target's CFI (a rule may say a register was saved at 0xfffffffffffffffa),
+ * so the bound is on offsets from sp, which cannot wrap. */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct proc_dwfl *p = arg;
-	__u64 sp = p->s->regs[7];
+	__u64 sp = p->s->regs[7], off;
 
 	(void)dwfl;
-	if (addr < sp || addr + sizeof(*result) > sp + p->s->size)
+	if (addr < sp)
 		return false;
-	memcpy(result, p->s->data + (addr - sp), sizeof(*result));
+	off = addr - sp;
+	if (off > p->size || p->size - off < sizeof(*result))
+		return false;
+	memcpy(result, p->s->data + off, sizeof(*result));
 	return true;
 }
 
@@ -147,7 +167,7 @@ static bool load(struct unwinder *u, struct proc_dwfl *p)
 	if (!p->dwfl)
 		return false;
 	dwfl_report_begin(p->dwfl);
-	symbolizer__each_module(u->sym, p->pid, report, p);
+	u->modules(u->src, p->pid, report, p);
 	if (dwfl_report_end(p->dwfl, NULL, NULL) ||
 	    !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
 		drop_dwfl(p);
@@ -172,13 +192,25 @@ static struct proc_dwfl *proc_of(struct unwinder *u, __u32 pid)
 	return p;
 }
 
+static void each_module(void *src, __u32 pid, symbolizer_module_fn fn, void *arg)
+{
+	symbolizer__each_module(src, pid, fn, arg);
+}
+
+struct unwinder *unwinder__new_from(unwinder_modules_fn modules, void *src)
+{
+	struct unwinder *u = modules ? calloc(1, sizeof(*u)) : NULL;
+
+	if (u) {
+		u->modules = modules;
+		u->src = src;
+	}
+	return u;
+}
+
 struct unwinder *unwinder__new(struct symbolizer *sym)
 {
-	struct unwinder *u = sym ? calloc(1, sizeof(*u)) : NULL;
-
-	if (u)
-		u->sym = sym;
-	return u;
+	return sym ? unwinder__new_from(each_module, sym) : NULL;
 }
 
 void unwinder__free(struct unwinder *u)
@@ -243,11 +275,12 @@ unsigned int unwinder__unwind(struct unwinder *u, const struct gmt_ustack *s, __
 {
 	struct proc_dwfl *p = proc_of(u, s->hdr.pid);
 
-	if (!p || !s->size || !max)
+	if (!p || !slice_size(s) || !max)
 		return 0;
 	if ((!p->dwfl || p->stale) && !load(u, p))
 		return 0;
 	p->s = s;
+	p->size = slice_size(s);
 	p->ips = ips;
 	p->n = 0;
 	p->max = max;

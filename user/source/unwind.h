@@ -8,13 +8,17 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "symbolize.h"
 
 struct gmt_ustack;
-struct symbolizer;
 struct unwinder;
 
 /* modules and their files come from sym, which keeps them past exit */
 struct unwinder *unwinder__new(struct symbolizer *sym);
+/* where pid's modules come from, in symbolizer__each_module's shape (the
+ * fuzzer's own files) */
+typedef void (*unwinder_modules_fn)(void *src, __u32 pid, symbolizer_module_fn fn, void *arg);
+struct unwinder *unwinder__new_from(unwinder_modules_fn modules, void *src);
 void unwinder__free(struct unwinder *u);
 /* the frames of u's stack, innermost first, into ips (at most max): their
  * number, 0 when it could not be unwound */

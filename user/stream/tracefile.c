@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,15 @@
 #define BLOCK_RAW_MAX (256u << 10)
 /* a reader refuses blocks larger than this: a corrupt length, not data */
 #define BLOCK_LIMIT (64u << 20)
+/* nor blocks that say they decompress to more than the writer ever makes */
+#define BLOCK_RAW_LIMIT (4 * BLOCK_RAW_MAX)
+/* a block is decompressed this much at a time, its records fed as they
+ * come: a block whose first record is damaged (zeros) costs one step */
+#define INFLATE_STEP (16u << 10)
+/* stacks a file may make replay keep: the tracer writes at most 64
+ * frames a stack, and the model keeps about twice a record's bytes */
+#define STACK_FRAMES_LIMIT 256u
+#define STACK_BYTES_LIMIT (64u << 20)
 /* with the collector waking every 250 ms, data is on disk within a second */
 #define FLUSH_NS 750000000ull
 
@@ -233,6 +243,8 @@ struct reader {
 	void *ctx;
 	unsigned char *raw;
 	size_t raw_cap;
+	z_stream z;
+	bool z_ready;
 };
 
 __attribute__((format(printf, 2, 3))) static void note(struct replay_result *res, const char *fmt,
@@ -290,40 +302,85 @@ static size_t next_magic(const struct reader *r, size_t off)
 	return r->size;
 }
 
-/* a block's records, each checked before the sink sees it */
-static void feed_records(const unsigned char *raw, size_t len, gmt_sink_fn sink, void *ctx,
-			 struct replay_result *res, size_t off)
+/* Whether a stack record may reach the sink: each costs replay memory, so
+ * a file's are bounded (a hostile one held 8,192 stacks of 3,274 frames,
+ * 2.5 GB in the model); those past the bounds are left out, said once */
+static bool stack_allowed(const struct gmt_hdr *e, struct replay_result *res, size_t off)
 {
-	size_t pos = 0;
+	const struct gmt_stack *st = (const void *)e;
 
-	while (pos < len) {
-		const struct gmt_hdr *e = (const void *)(raw + pos);
+	if (e->type != GMT_EV_STACK)
+		return true;
+	if (st->nr_frames > STACK_FRAMES_LIMIT) {
+		if (!res->stacks_refused++)
+			note(res,
+			     "block at offset %zu: stack %u has %u frames, more than the %u a "
+			     "recording holds: it and any others as long left out",
+			     off, st->stack_id, st->nr_frames, STACK_FRAMES_LIMIT);
+		return false;
+	}
+	if (res->stack_bytes + e->len > STACK_BYTES_LIMIT) {
+		if (!res->stacks_refused++)
+			note(res,
+			     "block at offset %zu: stacks past %u MiB of symbol tables left out "
+			     "(their records show no frames)",
+			     off, STACK_BYTES_LIMIT >> 20);
+		return false;
+	}
+	res->stack_bytes += e->len;
+	return true;
+}
 
-		if (!event__valid(e, len - pos)) {
+/* the records of raw[*pos, len), each checked before the sink sees it; the
+ * last may be incomplete while more of its block is to come (!final).
+ * false: a malformed record, said, and the rest of the block skipped. With
+ * no sink, only checked (and nothing said) */
+static bool feed_records(const unsigned char *raw, size_t len, bool final, size_t *pos,
+			 gmt_sink_fn sink, void *ctx, struct replay_result *res, size_t off)
+{
+	while (*pos < len) {
+		const struct gmt_hdr *e = (const void *)(raw + *pos);
+		size_t left = len - *pos;
+
+		if (!final && (left < sizeof(*e) || (e->len >= sizeof(*e) && e->len > left)))
+			return true;
+		if (!event__valid(e, left)) {
+			if (!sink)
+				return false;
 			note(res,
 			     "block at offset %zu: malformed record %zu bytes in: rest skipped",
-			     off, pos);
+			     off, *pos);
 			res->bad_blocks++;
-			return;
+			return false;
 		}
-		sink(ctx, e);
-		res->events++;
-		pos += e->len;
+		if (sink && stack_allowed(e, res, off)) {
+			sink(ctx, e);
+			res->events++;
+		}
+		*pos += e->len;
 	}
-	res->blocks++;
+	return true;
 }
 
 void tracefile__feed_records(const void *raw, size_t len, gmt_sink_fn sink, void *ctx,
 			     struct replay_result *res)
 {
+	size_t pos = 0;
+
 	memset(res, 0, sizeof(*res));
-	feed_records(raw, len, sink, ctx, res, 0);
+	if (feed_records(raw, len, true, &pos, sink, ctx, res, 0))
+		res->blocks++;
 }
 
+/* decompressed a step at a time and checked as it comes, so that what a
+ * damaged block costs is what it takes to find the damage; its records go
+ * to the sink once the whole block is known good (or up to the first
+ * malformed one, as before) */
 static int feed_block(struct reader *r, const unsigned char *data, const struct block_hdr *bh,
 		      size_t off)
 {
-	uLongf len = bh->raw_len;
+	size_t pos = 0, out = 0, step;
+	int zr = Z_OK;
 
 	if (bh->raw_len > r->raw_cap) {
 		unsigned char *p = realloc(r->raw, bh->raw_len);
@@ -333,12 +390,47 @@ static int feed_block(struct reader *r, const unsigned char *data, const struct 
 		r->raw = p;
 		r->raw_cap = bh->raw_len;
 	}
-	if (uncompress(r->raw, &len, data, bh->comp_len) != Z_OK || len != bh->raw_len) {
-		note(r->res, "block at offset %zu does not decompress: skipped", off);
+	if (r->z_ready ? inflateReset(&r->z) != Z_OK : inflateInit(&r->z) != Z_OK)
+		return -ENOMEM;
+	r->z_ready = true;
+	r->z.next_in = (Bytef *)data;
+	r->z.avail_in = bh->comp_len;
+	while (zr == Z_OK && out < bh->raw_len) {
+		step = bh->raw_len - out < INFLATE_STEP ? bh->raw_len - out : INFLATE_STEP;
+		r->z.next_out = r->raw + out;
+		r->z.avail_out = step;
+		zr = inflate(&r->z, Z_NO_FLUSH);
+		out += step - r->z.avail_out;
+		if (zr != Z_OK && zr != Z_STREAM_END)
+			break;
+		if (!feed_records(r->raw, out, zr == Z_STREAM_END || out == bh->raw_len, &pos, NULL,
+				  NULL, r->res, off)) {
+			pos = 0;
+			feed_records(r->raw, out, true, &pos, r->sink, r->ctx, r->res, off);
+			return 0;
+		}
+	}
+	/* all it said it holds, and no more */
+	if (zr == Z_OK && out == bh->raw_len) {
+		unsigned char more;
+
+		r->z.next_out = &more;
+		r->z.avail_out = 1;
+		zr = inflate(&r->z, Z_NO_FLUSH);
+		if (!r->z.avail_out)
+			zr = Z_DATA_ERROR;
+	}
+	if (zr != Z_STREAM_END || out != bh->raw_len) {
+		note(r->res,
+		     "block at offset %zu does not decompress (after %zu of its %u bytes): "
+		     "rest skipped",
+		     off, out, bh->raw_len);
 		r->res->bad_blocks++;
 		return 0;
 	}
-	feed_records(r->raw, len, r->sink, r->ctx, r->res, off);
+	pos = 0;
+	if (feed_records(r->raw, out, true, &pos, r->sink, r->ctx, r->res, off))
+		r->res->blocks++;
 	return 0;
 }
 
@@ -363,6 +455,15 @@ static int read_blocks(struct reader *r, size_t off)
 			     next - off);
 			r->res->bad_blocks++;
 			off = next;
+			continue;
+		}
+		if (bh.raw_len > BLOCK_RAW_LIMIT && bh.comp_len <= r->size - off - sizeof(bh)) {
+			note(r->res,
+			     "block at offset %zu says it holds %u bytes, more than the %u a "
+			     "block may: skipped",
+			     off, bh.raw_len, BLOCK_RAW_LIMIT);
+			r->res->bad_blocks++;
+			off += sizeof(bh) + bh.comp_len;
 			continue;
 		}
 		if (bh.comp_len > BLOCK_LIMIT || bh.raw_len > BLOCK_LIMIT ||
@@ -442,6 +543,9 @@ static int replay_buffer(struct reader *r, const char *what)
 	}
 	free(r->raw);
 	r->raw = NULL;
+	if (r->z_ready)
+		inflateEnd(&r->z);
+	r->z_ready = false;
 	return err;
 }
 

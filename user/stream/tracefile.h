@@ -43,7 +43,9 @@ struct replay_result {
 	__u64 events;
 	__u64 blocks;
 	__u64 bad_blocks;
-	__u64 missing_bytes; /* at the end, in an incomplete block */
+	__u64 missing_bytes;  /* at the end, in an incomplete block */
+	__u64 stack_bytes;    /* of the stack records replayed */
+	__u64 stacks_refused; /* past the bounds on a file's stacks */
 	unsigned int nr_notes;
 	char notes[REPLAY_MAX_NOTES][160]; /* damage found, for the user */
 	char error[256];		   /* why the file could not be replayed at all */

@@ -168,6 +168,25 @@ test_scenario_graph_burst_is_judged_in_counts() {
 	done
 }
 
+# 4 as the H200 showed it: graphs made one a request, then swept back to a
+# few; NVML rose with them and held, while the API's only growth was a step.
+# The count is a bounded set that swings (not "steady between 0 and 265"),
+# and NVML has a verdict of its own (it had none)
+test_scenario_graph_sweep_swings_and_nvml_judged() {
+	for seed in $SEEDS; do
+		scenario graph-sweep "$seed" || return 1
+		check 'f("bounded_cache"; "cuda_graphs") | length == 1' || return 1
+		check 'f("bounded_cache"; "cuda_graphs")[0] | .reason == "count_swings" and
+			.ceiling_count == $e[0].peak_graphs and .last_count == $e[0].last_graphs' \
+			"swings, up to the peak, down to the last" || return 1
+		check '[.findings[] | select(.category == "nvml_device")] | length == 1' \
+			"NVML has a verdict" || return 1
+		check '[.findings[] | select(.category == "nvml_device" and
+			(.kind == "leak" or .kind == "not_judged"))] | length == 0' \
+			"and it is neither a leak nor not judged" || return 1
+	done
+}
+
 # 5: start-up fails; the KV cache is what to shrink
 test_scenario_startup_alloc_failure() {
 	for seed in $SEEDS; do

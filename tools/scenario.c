@@ -597,6 +597,57 @@ static void graph_burst(struct gen *g)
 	end(g, GMT_END_SIGNAL);
 }
 
+/* report 4 as the H200 showed it: a graph a request, until ggml-cuda's
+ * sweep lets go of those unused for 10 s; then a few at a time, swept
+ * again. NVML rises with the first ones and holds; the API's only growth is
+ * a step at the second request. Graphs: made and let go, a bounded set;
+ * NVML: a verdict of its own (it had none) */
+struct sweep {
+	__u64 handles[1024];
+	int live, peak, sweep_at;
+	int end_peak; /* the most live at a request's end */
+};
+
+static void sweep_step(struct gen *g, void *arg)
+{
+	struct sweep *w = arg;
+
+	if (g->requests == 1) {
+		gpu(g, "cuMemAlloc_v2", 100 * MiB, 0, 0, 0);
+		g->nvml += 104 * MiB;
+	}
+	if (w->live < 1024)
+		w->handles[w->live++] = gpu(g, "cuGraphInstantiateWithFlags", 0, 0, 0, 0);
+	if (w->live > w->peak) {
+		w->peak = w->live;
+		g->nvml += 240 * 1024;
+	}
+	/* the first sweep, then one every 50 requests down to a few */
+	if (g->requests == w->sweep_at || (g->requests > w->sweep_at && g->requests % 50 == 0)) {
+		while (w->live > (int)uniform(g, 2, 6))
+			gpu(g, "cuGraphExecDestroy", 0, w->handles[--w->live], 0, 0);
+	}
+	if (w->live > w->end_peak)
+		w->end_peak = w->live;
+	nvml(g, 141 * GiB);
+}
+
+static void graph_sweep(struct gen *g)
+{
+	struct sweep w = { .sweep_at = (int)uniform(g, 240, 280) };
+	int n = (int)uniform(g, 1000, 1100), i;
+
+	server_start(g, "llama-server -m gemma-3-4b.gguf --mmproj mmproj.gguf", 0);
+	gpu(g, "cuMemAlloc_v2", 200 * MiB, 0, 0, 0);
+	g->nvml = 730 * MiB;
+	for (i = 0; i < n; i++)
+		request(g, (__u32)uniform(g, 170, 180), 16, jitter(g, 3000, 0.1), sweep_step, &w);
+	expect(g, "requests", n);
+	expect(g, "peak_graphs", w.end_peak);
+	expect(g, "last_graphs", w.live);
+	end(g, GMT_END_SIGNAL);
+}
+
 /* scenario 5: start-up runs out of device memory; the KV cache is most */
 static void startup_oom(struct gen *g)
 {
@@ -728,7 +779,7 @@ static void cache_filling(struct gen *g, bool leak)
 static const char *const names[] = {
 	"host-cache",	 "fixed-step-cache", "fixed-step-leak", "eviction",    "graph-growth",
 	"startup-oom",	 "steady",	     "warmup",		"noisy",       "cache-fills",
-	"eviction-back", "cache-filling",    "cache-and-leak",	"graph-burst",
+	"eviction-back", "cache-filling",    "cache-and-leak",	"graph-burst", "graph-sweep",
 };
 
 int main(int argc, char **argv)
@@ -812,6 +863,9 @@ int main(int argc, char **argv)
 		break;
 	case 13:
 		graph_burst(g);
+		break;
+	case 14:
+		graph_sweep(g);
 		break;
 	}
 	if (g->expect)

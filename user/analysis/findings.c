@@ -104,6 +104,7 @@ const char *findings__say_name(enum say code)
 		[M_COUNT_LEVELS] = "count_levels",
 		[M_COUNT_STEP] = "count_step",
 		[M_COUNT_STEADY] = "count_steady",
+		[M_COUNT_SWINGS] = "count_swings",
 		[M_GRAPHS_HOLD] = "graphs_hold",
 		[M_NOT_JUDGED] = "not_judged",
 		[M_CACHE_OFF] = "cache_off",

@@ -75,6 +75,7 @@ enum say {
 	M_COUNT_LEVELS,	 /* s where; v first ceiling lo hi point points pr */
 	M_COUNT_STEP,	 /* s where; v step first last point pr */
 	M_COUNT_STEADY,	 /* s where; v lo hi points pr */
+	M_COUNT_SWINGS,	 /* s where; v hi hi_point last lo points pr */
 	M_GRAPHS_HOLD,	 /* v llama graphs_off */
 	M_NOT_JUDGED,	 /* s where; v samples span requests needed interval driver */
 	/* llama-server's prompt cache (findings_llama.c); v from: enum conf_from */

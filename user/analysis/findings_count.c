@@ -7,6 +7,9 @@
 #include "findings_int.h"
 #include "llama_conf.h"
 
+/* a count that moves by fewer than this is steady, whatever its shape */
+#define SWING_MIN 8
+
 static double lowest(const struct judged *j)
 {
 	double lo = INFINITY;
@@ -45,12 +48,28 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 	struct llama_conf conf;
 	struct finding *f;
 	double pts = j->n - j->base;
+	bool swings;
+	size_t i;
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n || cited(p, fs))
 		return;
-	f = judged__finding(fs, judged__kind(j), p, j);
+	/* no trend, or a ceiling, but the last far under the most: made and
+	 * let go (ggml-cuda's sweep of graphs unused for 10 s), which neither
+	 * "steady" nor "levelled off" says */
+	swings = (j->r.shape == SHAPE_STEADY || j->r.shape == SHAPE_SETTLED ||
+		  j->r.shape == SHAPE_BOUNDED) &&
+		 highest(j) - j->y[j->n - 1] >= fmax(SWING_MIN, highest(j) / 2);
+	f = judged__finding(fs, swings ? F_BOUNDED : judged__kind(j), p, j);
 	if (!f)
 		return;
+	if (swings) {
+		for (i = 0; i < j->n && j->y[i] < highest(j); i++)
+			;
+		f->ceiling = highest(j);
+		SAY(f, M_COUNT_SWINGS, SAY_S(j->c.text), highest(j), judged__req_no(j, i),
+		    j->y[j->n - 1], lowest(j), pts, j->per_request);
+		goto hold;
+	}
 	llama_conf__read(p, &conf);
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
@@ -76,6 +95,7 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 		    j->per_request);
 		return;
 	}
+hold:
 	/* what a graph executable holds is in no allocation call */
 	if (j->c.kind == MODEL_KIND_GRAPH_EXEC)
 		SAY(f, M_GRAPHS_HOLD, NULL, conf.server, conf.cuda_graphs_off);

@@ -619,12 +619,21 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 	slope = analyze__theil_sen_xy(j->x, j->y, n, &lo, &hi);
 	aslope = analyze__theil_sen_xy(j->x, api, n, &alo, &ahi);
 	if (lo <= ahi || lo <= 0) {
+		bool said = false;
+
 		/* the API calls account for it: say so where they grow */
 		for (k = 0; k < fs->n; k++)
 			if (fs->v[k].pid == p->pid &&
-			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED))
+			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED)) {
 				EVIDENCE(&fs->v[k], E_DRIVER_AGREES, SAY_S(j->c.text), slope,
 					 j->per_request);
+				said = true;
+			}
+		/* where no growth of theirs says it, the counter's own shape
+		 * does (NVML on the H200 had no verdict at all: the API's
+		 * growth was a step, not a leak) */
+		if (!said)
+			judged__judge(m, p, all, nall, j, fs);
 		return;
 	}
 	f = judged__finding(fs, F_UNEXPLAINED, p, j);

@@ -322,6 +322,13 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 	case M_COUNT_STEADY:
 		return put(buf, size, len, "%s stayed between %.0f and %.0f over %.0f %ss.",
 			   x->s[0], v[0], v[1], v[2], point(v[3]));
+	case M_COUNT_SWINGS:
+		return put(
+			buf, size, len,
+			"%s rose as high as %.0f (at %s %.0f) and fell back to %.0f, between "
+			"%.0f and %.0f over %.0f %ss: they are let go as well as made, a bounded "
+			"set, not a leak; the most live at once is what they cost.",
+			x->s[0], v[0], point(v[5]), v[1], v[2], v[3], v[0], v[4], point(v[5]));
 	case M_GRAPHS_HOLD:
 		return put(buf, size, len,
 			   " Each holds device memory that no allocation call shows; NVML's "

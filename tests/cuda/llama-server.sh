@@ -170,7 +170,8 @@ images() {
 	cp "$(realpath "$VMODEL")" "$T/tiny.gguf"
 	start_server --mmproj "$(realpath "$MMPROJ")" -np 1 -c 4096 -ngl 99 || return 1
 	# NVML is read once an interval: often enough for a shape in a short loop
-	start_tracer --json -i 0.1 -p "$SERVER_PID" || return 1
+	# recorded too: replayed here with later analysis, the run needs no GPU
+	start_tracer record -o "$out/$(basename "$T").gmt" --json -i 0.1 -p "$SERVER_PID" || return 1
 	"${c[@]}" "$PORT" --clients 1 --requests "${IMAGES:-1000}" --tokens 16 \
 		--paths /v1/chat/completions --images --stream no >"$T/client1.json" || return 1
 	# ggml-cuda sweeps out graphs unused for 10 s, at most every 5 s, when it

@@ -48,7 +48,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct findings *fs;
 	struct perfetto *pf;
 	size_t packets;
-	char err[256];
 
 	if (!m)
 		abort();
@@ -64,7 +63,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	model__free(m);
 	replay(data, size, dump__event, &d, &res);
 	/* replay --perfetto, into nothing */
-	pf = perfetto__open("/dev/null", err, sizeof(err));
+	pf = perfetto__to(fopen("/dev/null", "w"));
 	if (!pf)
 		abort();
 	replay(data, size, perfetto__event, pf, &res);

@@ -37,26 +37,36 @@ struct perfetto {
 	int err;
 };
 
-struct perfetto *perfetto__open(const char *path, char *err, size_t size)
+struct perfetto *perfetto__to(FILE *out)
 {
 	struct perfetto *p = calloc(1, sizeof(*p));
-	int fd;
 
 	if (!p || !(p->m = model__new())) {
 		free(p);
-		snprintf(err, size, "out of memory");
 		return NULL;
 	}
+	p->out = out;
+	return p;
+}
+
+struct perfetto *perfetto__open(const char *path, char *err, size_t size)
+{
+	struct perfetto *p;
+	FILE *f;
+	int fd;
+
 	/* a new file, never a planted one (root writes it) */
 	fd = outfile__create(AT_FDCWD, path, err, size);
-	if (fd < 0 || !(p->out = fdopen(fd, "w"))) {
-		if (fd >= 0)
-			snprintf(err, size, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		model__free(p->m);
-		free(p);
+	if (fd < 0)
 		return NULL;
+	if (!(f = fdopen(fd, "w"))) {
+		snprintf(err, size, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!(p = perfetto__to(f))) {
+		snprintf(err, size, "out of memory");
+		fclose(f);
 	}
 	return p;
 }

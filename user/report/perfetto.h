@@ -11,12 +11,15 @@
 #define GMT_PERFETTO_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "model/model.h"
 
 struct perfetto;
 
 /* OUT created (mode 0600, never through a symlink); NULL with err set */
 struct perfetto *perfetto__open(const char *path, char *err, size_t size);
+/* the same into a stream of the caller's (closed at the finish) */
+struct perfetto *perfetto__to(FILE *out);
 /* a gmt_sink_fn: feeds the model (ctx's) and writes the decode slices */
 void perfetto__event(void *ctx, const struct gmt_hdr *e);
 struct model *perfetto__model(struct perfetto *p);

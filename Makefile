@@ -123,6 +123,12 @@ $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,u
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \
 		-lelf -ljson-c -liberty -lz -lm -o $@
 
+# the fuzzer over the HTTP framing that bpf/req.bpf.c runs in the kernel
+# (tests/fuzz/http.c): the same header, compiled for user space
+$(OUTPUT)/tests/fuzz-http: tests/fuzz/http.c bpf/http_parse.bpf.h | $(OUTPUT)/tests
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Ibpf $< -o $@
+
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* libFuzzer over the HTTP framing the BPF program runs on every byte a
+ * traced server reads and writes (bpf/http_parse.bpf.h), which a client
+ * controls. The input's first byte picks the direction and how it is split
+ * into calls; the rest is the stream. Each input is parsed three ways: a
+ * byte at a time, passing over what http__skip allows in one call, and in
+ * calls of the picked sizes; the three must agree on every message event
+ * and its offset. And every request line must start where a message can
+ * (the stream's start, or blank lines after the last message's end), be
+ * the bytes it names, and a status be three digits. Built by
+ * `make .output/tests/fuzz-http`; see bench/results.md for a run. */
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#include "http_parse.bpf.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+#define MAX_EVENTS 4096
+
+struct run {
+	size_t n;
+	struct {
+		size_t at;
+		int out;
+		__u16 status;
+		char method[HP_METHOD_MAX], path[HP_PATH_MAX];
+	} ev[MAX_EVENTS];
+	struct http_msg end;
+};
+
+static struct run runs[3];
+
+#define CHECK(cond)                                                                             \
+	do {                                                                                    \
+		if (!(cond)) {                                                                  \
+			fprintf(stderr, "http fuzz: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
+			abort();                                                                \
+		}                                                                               \
+	} while (0)
+
+/* what byte i completed, checked against the stream */
+static void note(struct run *r, struct http_msg *m, const __u8 *s, size_t i, int out,
+		 size_t *last_end)
+{
+	size_t mlen, plen, len, start, k;
+
+	if (out & HP_OUT_REQUEST) {
+		mlen = strnlen(m->method, HP_METHOD_MAX);
+		plen = strnlen(m->path, HP_PATH_MAX);
+		CHECK(!(m->flags & HP_F_RESPONSE));
+		CHECK(mlen >= 3 && mlen == m->mlen && plen >= 1 && plen < HP_PATH_MAX);
+		for (k = 0; k < mlen; k++)
+			CHECK(m->method[k] >= 'A' && m->method[k] <= 'Z');
+		CHECK(m->path[0] == '/' && !strpbrk(m->path, " ?\r\n"));
+		/* the line ends at byte i: its terminator, or the path's last
+		 * byte when the path was cut at its size */
+		len = mlen + 1 + plen + (plen < HP_PATH_MAX - 1);
+		CHECK(i + 1 >= len);
+		start = i + 1 - len;
+		CHECK(!memcmp(s + start, m->method, mlen) && s[start + mlen] == ' ' &&
+		      !memcmp(s + start + mlen + 1, m->path, plen));
+		for (k = *last_end; k < start; k++)
+			CHECK(s[k] == '\r' || s[k] == '\n');
+	}
+	if (out & HP_OUT_BEGIN)
+		CHECK((m->flags & HP_F_RESPONSE) && m->status >= 200 && m->status <= 999);
+	if (out & HP_OUT_END)
+		*last_end = i + 1;
+	if (r->n < MAX_EVENTS) {
+		r->ev[r->n].at = i;
+		r->ev[r->n].out = out;
+		r->ev[r->n].status = m->status;
+		memcpy(r->ev[r->n].method, m->method, HP_METHOD_MAX);
+		memcpy(r->ev[r->n].path, m->path, HP_PATH_MAX);
+		r->n++;
+	}
+}
+
+/* the stream in calls of the given sizes (0: one call), passing over what
+ * may be passed when skip */
+static void parse(struct run *r, const __u8 *s, size_t len, int response, const __u8 *split,
+		  size_t nsplit, int skip)
+{
+	struct http_msg m;
+	size_t i = 0, call_end, c = 0, last_end = 0;
+	__u64 k;
+	int out;
+
+	http__init(&m, response);
+	r->n = 0;
+	while (i < len) {
+		call_end = nsplit ? i + 1 + split[c++ % nsplit] % 64 : len;
+		if (call_end > len)
+			call_end = len;
+		while (i < call_end) {
+			if (skip && (k = http__skip(&m, call_end - i))) {
+				CHECK(k <= call_end - i);
+				i += k;
+				continue;
+			}
+			out = http__byte(&m, s[i]);
+			if (out)
+				note(r, &m, s, i, out, &last_end);
+			i++;
+		}
+	}
+	r->end = m;
+}
+
+static void same(const struct run *a, const struct run *b)
+{
+	size_t i;
+
+	CHECK(a->n == b->n);
+	for (i = 0; i < a->n; i++) {
+		CHECK(a->ev[i].at == b->ev[i].at && a->ev[i].out == b->ev[i].out);
+		CHECK(a->ev[i].status == b->ev[i].status);
+		CHECK(!memcmp(a->ev[i].method, b->ev[i].method, HP_METHOD_MAX));
+		CHECK(!memcmp(a->ev[i].path, b->ev[i].path, HP_PATH_MAX));
+	}
+	CHECK(a->end.state == b->end.state);
+	/* a body or chunk passed over counts down its length the same */
+	if (a->end.state == HP_BODY || a->end.state == HP_CHUNK_DATA)
+		CHECK(a->end.left == b->end.left);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	const __u8 *s, *split;
+	size_t len, nsplit;
+	int response;
+
+	if (size < 1)
+		return 0;
+	/* byte 0: the direction, and how many of the next bytes give sizes */
+	response = data[0] & 1;
+	nsplit = (data[0] >> 1) % 8;
+	if (size < 1 + nsplit)
+		return 0;
+	split = data + 1;
+	s = data + 1 + nsplit;
+	len = size - 1 - nsplit;
+	parse(&runs[0], s, len, response, NULL, 0, 0);
+	parse(&runs[1], s, len, response, NULL, 0, 1);
+	parse(&runs[2], s, len, response, split, nsplit, 1);
+	same(&runs[0], &runs[1]);
+	same(&runs[0], &runs[2]);
+	return 0;
+}

@@ -200,7 +200,7 @@ test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
-		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay
+		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-http
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

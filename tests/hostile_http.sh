@@ -114,3 +114,18 @@ test_http_api_key_with_spaces_is_redacted() {
 	wait_tracer || return 1
 	no_secret
 }
+
+# the framing's fuzzer (tests/fuzz/http.c) over seeds of each kind, a short
+# run: the byte-wise, skipping and split parses agree, and request lines
+# come only where a message can start
+test_http_parse_fuzzer_short_run() {
+	local fz=$ROOT/.output/tests/fuzz-http
+	[ -x "$fz" ] || skip "$fz is not built (make .output/tests/fuzz-http: clang's libFuzzer)"
+	mkdir "$T/seeds"
+	printf '\0GET /a?q HTTP/1.1\r\nHost: x\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 5\r\n\r\nGET /c HTTP/1.1\r\n\r\n' >"$T/seeds/req"
+	printf '\0PUT /c HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3;x\r\nabc\r\n0\r\nT: 1\r\n\r\nGET /d HTTP/1.1\r\n\r\n' >"$T/seeds/chunked"
+	printf '\1HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n0\r\n\r\n\r\n0\r\n\r\nHTTP/1.1 204 x\r\n\r\n' >"$T/seeds/resp"
+	printf '\16\1\2\3\4\5\6\7GET /bytewise HTTP/1.1\r\ncontent-length:3\r\n\r\nabcGET /x HTTP/1.1\r\n\r\n' >"$T/seeds/split"
+	expect '"$fz" -runs=50000 -max_len=4096 -seed=1 "$T/seeds" >"$T/fuzz.log" 2>&1' \
+		"@the fuzzer failed: $(grep -a "http fuzz\|ERROR\|SUMMARY" "$T/fuzz.log" | head -5)"
+}

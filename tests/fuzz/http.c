@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
@@ -129,6 +130,202 @@ static void same(const struct run *a, const struct run *b)
 		CHECK(a->end.left == b->end.left);
 }
 
+/* The reference: the same framing written the other way, over the whole
+ * stream at once (requests only): where each request line ends (its
+ * REQUEST) and each request ends (its END), into r. */
+static int is_term(__u8 c)
+{
+	return c == ' ' || c == '?' || c == '\r' || c == '\n' || !c;
+}
+
+/* the next '\n' at or after p, or len */
+static size_t line_end(const __u8 *s, size_t len, size_t p)
+{
+	const __u8 *e = memchr(s + p, '\n', len - p);
+
+	return e ? (size_t)(e - s) : len;
+}
+
+static void ref_event(struct run *r, size_t at, int out, const __u8 *m, size_t mlen,
+		      const __u8 *path, size_t plen)
+{
+	if (r->n >= MAX_EVENTS)
+		return;
+	memset(&r->ev[r->n], 0, sizeof(r->ev[r->n]));
+	r->ev[r->n].at = at;
+	r->ev[r->n].out = out;
+	if (mlen)
+		memcpy(r->ev[r->n].method, m, mlen);
+	if (plen)
+		memcpy(r->ev[r->n].path, path, plen);
+	r->n++;
+}
+
+/* one header line [p, e): Content-Length and Transfer-Encoding */
+static void ref_header(const __u8 *s, size_t p, size_t e, int *clen, __u64 *cl, int *chunked)
+{
+	const __u8 *colon = memchr(s + p, ':', e - p);
+	size_t n, i, k;
+	char v[8];
+	__u64 num = 0;
+	int digits = 0, bad = 0;
+
+	if (!colon)
+		return;
+	n = colon - (s + p);
+	if (n == 14 && !strncasecmp((const char *)s + p, "content-length", 14)) {
+		for (i = n + 1 + p; i < e; i++) {
+			if (s[i] == '\r' || s[i] == ' ' || s[i] == '\t')
+				continue;
+			if (s[i] < '0' || s[i] > '9' || num >= HP_NUM_MAX) {
+				bad = 1;
+				continue;
+			}
+			num = num * 10 + (s[i] - '0');
+			digits = 1;
+		}
+		if (!bad && digits) {
+			*clen = 1;
+			*cl = num;
+		}
+	} else if (n == 17 && !strncasecmp((const char *)s + p, "transfer-encoding", 17)) {
+		/* the last comma-separated part, spaces and CRs dropped */
+		k = 0;
+		bad = 0;
+		for (i = n + 1 + p; i < e; i++) {
+			if (s[i] == '\r' || s[i] == ' ' || s[i] == '\t')
+				continue;
+			if (s[i] == ',') {
+				k = 0;
+				bad = 0;
+			} else if (k < 7) {
+				v[k++] = s[i];
+			} else {
+				bad = 1;
+			}
+		}
+		*chunked = !bad && k == 7 && !strncasecmp(v, "chunked", 7);
+	}
+}
+
+static void ref_requests(struct run *r, const __u8 *s, size_t len)
+{
+	size_t p = 0, m, q, k, e, at;
+	int clen, chunked;
+	__u64 cl, size;
+
+	r->n = 0;
+	for (;;) {
+		while (p < len && (s[p] == '\r' || s[p] == '\n'))
+			p++;
+		for (m = 0; p + m < len && m < HP_METHOD_MAX && s[p + m] >= 'A' && s[p + m] <= 'Z';
+		     m++)
+			;
+		if (p + m + 1 >= len || s[p + m] != ' ' || m < 3 || s[p + m + 1] != '/')
+			return;
+		q = p + m + 1;
+		for (k = 1; q + k < len && k < HP_PATH_MAX - 1 && !is_term(s[q + k]); k++)
+			;
+		if (k == HP_PATH_MAX - 1)
+			at = q + k - 1;
+		else if (q + k < len)
+			at = q + k;
+		else
+			return;
+		ref_event(r, at, HP_OUT_REQUEST, s + p, m, s + q, k);
+		/* the rest of the line, then the headers */
+		p = s[at] == '\n' && k < HP_PATH_MAX - 1 ? at + 1 : line_end(s, len, at + 1) + 1;
+		clen = chunked = 0;
+		cl = 0;
+		for (;;) {
+			if (p >= len)
+				return;
+			if (s[p] == '\n')
+				break;
+			if (s[p] == '\r') {
+				if (p + 1 >= len || s[p + 1] != '\n')
+					return;
+				p++;
+				break;
+			}
+			e = line_end(s, len, p);
+			if (e >= len)
+				return;
+			ref_header(s, p, e, &clen, &cl, &chunked);
+			p = e + 1;
+		}
+		/* p: the blank line's '\n' */
+		if (chunked) {
+			for (p++;;) {
+				size = 0;
+				k = 0;
+				while (p < len && (http__hex(s[p]) >= 0 || s[p] == '\r')) {
+					if (s[p] != '\r') {
+						if (size >= HP_NUM_MAX >> 4)
+							return;
+						size = size << 4 | http__hex(s[p]);
+						k++;
+					}
+					p++;
+				}
+				if (p >= len)
+					return;
+				if (s[p] == ';' || s[p] == ' ' || s[p] == '\t')
+					p = line_end(s, len, p);
+				if (p >= len || s[p] != '\n' || !k)
+					return;
+				p++;
+				if (!size)
+					break;
+				if (size > len - p)
+					return;
+				p += size;
+				while (p < len && s[p] == '\r')
+					p++;
+				if (p >= len || s[p] != '\n')
+					return;
+				p++;
+			}
+			/* trailers, to a line that is empty but for CRs */
+			for (;;) {
+				while (p < len && s[p] == '\r')
+					p++;
+				if (p >= len)
+					return;
+				if (s[p] == '\n')
+					break;
+				p = line_end(s, len, p);
+				if (p >= len)
+					return;
+				p++;
+			}
+		} else if (clen && cl) {
+			if (cl > len - p - 1)
+				return;
+			p += cl;
+		}
+		ref_event(r, p, HP_OUT_END, NULL, 0, NULL, 0);
+		p++;
+	}
+}
+
+/* the parser's request events against the reference's */
+static void same_as_reference(const struct run *a, const struct run *ref)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < a->n && a->n < MAX_EVENTS; i++) {
+		CHECK(j < ref->n);
+		CHECK(a->ev[i].at == ref->ev[j].at && a->ev[i].out == ref->ev[j].out);
+		if (a->ev[i].out & HP_OUT_REQUEST) {
+			CHECK(!memcmp(a->ev[i].method, ref->ev[j].method, HP_METHOD_MAX));
+			CHECK(!memcmp(a->ev[i].path, ref->ev[j].path, HP_PATH_MAX));
+		}
+		j++;
+	}
+	CHECK(a->n >= MAX_EVENTS || j == ref->n);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	const __u8 *s, *split;
@@ -150,5 +347,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	parse(&runs[2], s, len, response, split, nsplit, 1);
 	same(&runs[0], &runs[1]);
 	same(&runs[0], &runs[2]);
+	if (!response) {
+		ref_requests(&runs[1], s, len);
+		same_as_reference(&runs[0], &runs[1]);
+	}
 	return 0;
 }

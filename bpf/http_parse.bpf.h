@@ -44,6 +44,9 @@ enum http_state {
 #define HP_OUT_REQUEST 1 /* a request line: method and path are set */
 #define HP_OUT_BEGIN 2	 /* a response's status line and headers: status, flags */
 #define HP_OUT_END 4	 /* the message ended (a request or a response) */
+#define HP_OUT_STATUS                                       \
+	8 /* a status line's code was read: the caller sets \
+	   * HP_F_NOBODY if it answers a HEAD request */
 
 /* flags of the message */
 #define HP_F_CLEN 1	 /* Content-Length given */
@@ -52,6 +55,7 @@ enum http_state {
 #define HP_F_BADVAL 8	 /* the header value being read does not match */
 #define HP_F_RESPONSE 16 /* this direction writes responses */
 #define HP_F_DIGIT 32	 /* a digit of the value or the chunk size was seen */
+#define HP_F_NOBODY 64	 /* a response without a body, whatever its headers say */
 
 /* the headers whose values matter (bits while the name is matched) */
 #define HP_H_CLEN 1
@@ -225,7 +229,7 @@ static __always_inline int http__headers_end(struct http_msg *m)
 			return 0;
 		}
 		out = HP_OUT_BEGIN;
-		if (m->status == 204 || m->status == 304) {
+		if (m->status == 204 || m->status == 304 || (m->flags & HP_F_NOBODY)) {
 			http__reset(m);
 			return out | HP_OUT_END;
 		}
@@ -337,7 +341,7 @@ static __always_inline int http__byte(struct http_msg *m, __u8 c)
 			m->state = c == '\n' ? HP_HDR_START : HP_LINE;
 			m->hdr = HP_H_ALL;
 			m->pos = 0;
-			return 0;
+			return HP_OUT_STATUS;
 		}
 		if (c < '0' || c > '9')
 			return http__junk(m);

@@ -21,9 +21,11 @@ struct conn {
 	__u64 id;
 	__u64 bytes_in, bytes_out;
 	struct http_msg req, resp;
+	__u64 heads;  /* of the requests not yet answered, oldest lowest: HEAD */
 	__u16 status; /* of the response going out */
 	__u8 responding, sse, tls, seen;
-	__u8 pad[2];
+	__u8 waiting; /* requests not yet answered, up to 64 */
+	__u8 pad;
 };
 
 struct {
@@ -126,11 +128,26 @@ static __always_inline void feed_out(struct conn *c, struct feed *f, int out, __
 	struct gmt_http *e;
 
 	if (!f->resp) {
-		if (out & HP_OUT_REQUEST)
-			request_event(c, f->fd);
+		if (!(out & HP_OUT_REQUEST))
+			return;
+		if (c->waiting < 64) {
+			/* its answer has no body, whatever its headers say */
+			if (c->req.mlen == 4 && c->req.method[0] == 'H' &&
+			    c->req.method[1] == 'E' && c->req.method[2] == 'A' &&
+			    c->req.method[3] == 'D')
+				c->heads |= 1ull << (c->waiting & 63);
+			c->waiting++;
+		}
+		request_event(c, f->fd);
 		return;
 	}
+	if ((out & HP_OUT_STATUS) && c->resp.status >= 200 && (c->heads & 1))
+		c->resp.flags |= HP_F_NOBODY;
 	if (out & HP_OUT_BEGIN) {
+		if (c->waiting) {
+			c->waiting--;
+			c->heads >>= 1;
+		}
 		c->status = c->resp.status;
 		c->sse = !!(c->resp.flags & HP_F_SSE);
 		c->responding = 1;

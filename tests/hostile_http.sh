@@ -89,6 +89,17 @@ test_http_chunk_data_that_looks_like_the_end() {
 		"one response of $sent bytes, ended by its last chunk: $(jq -c "$Q" "$T/gmt.out")"
 }
 
+# a HEAD request's answer has no body, whatever its Content-Length says: it
+# ends with its headers, and the next response on the connection is the
+# next request's
+test_http_head_answer_has_no_body() {
+	need_root
+	SECRET=unused
+	hostile_serve head || return 1
+	expect '[ "$(jq -c "[$Q[] | \"\(.method) \(.path) \(.status) \(.end)\"]" "$T/gmt.out")" = "[\"HEAD /h 200 length\",\"GET /g 200 length\"]" ]' \
+		"both answered, each by its own response: $(jq -c "[$Q[] | \"\(.method) \(.path) \(.status) \(.end)\"]" "$T/gmt.out")"
+}
+
 # --api-key "tok1 SECRET": each secret option's value is redacted as the
 # argument it is, spaces and all, and in its --api-key=VALUE form; for a
 # command gpumemtrace starts and for one it attaches to (-p)

@@ -84,8 +84,8 @@ static void note(struct run *r, struct http_msg *m, const __u8 *s, size_t i, int
 
 /* the stream in calls of the given sizes (0: one call), passing over what
  * may be passed when skip */
-static void parse(struct run *r, const __u8 *s, size_t len, int response, const __u8 *split,
-		  size_t nsplit, int skip)
+static void parse(struct run *r, const __u8 *s, size_t len, int response, int head,
+		  const __u8 *split, size_t nsplit, int skip)
 {
 	struct http_msg m;
 	size_t i = 0, call_end, c = 0, last_end = 0;
@@ -105,6 +105,9 @@ static void parse(struct run *r, const __u8 *s, size_t len, int response, const 
 				continue;
 			}
 			out = http__byte(&m, s[i]);
+			if ((out & HP_OUT_STATUS) && head)
+				m.flags |= HP_F_NOBODY; /* as the answer to a HEAD */
+			out &= ~HP_OUT_STATUS;
 			if (out)
 				note(r, &m, s, i, out, &last_end);
 			i++;
@@ -330,21 +333,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	const __u8 *s, *split;
 	size_t len, nsplit;
-	int response;
+	int response, head;
 
 	if (size < 1)
 		return 0;
-	/* byte 0: the direction, and how many of the next bytes give sizes */
+	/* byte 0: the direction, how many of the next bytes give sizes, and
+	 * whether responses answer HEAD requests */
 	response = data[0] & 1;
-	nsplit = (data[0] >> 1) % 8;
+	head = data[0] & 16;
+	nsplit = (data[0] >> 1) & 7;
 	if (size < 1 + nsplit)
 		return 0;
 	split = data + 1;
 	s = data + 1 + nsplit;
 	len = size - 1 - nsplit;
-	parse(&runs[0], s, len, response, NULL, 0, 0);
-	parse(&runs[1], s, len, response, NULL, 0, 1);
-	parse(&runs[2], s, len, response, split, nsplit, 1);
+	parse(&runs[0], s, len, response, head, NULL, 0, 0);
+	parse(&runs[1], s, len, response, head, NULL, 0, 1);
+	parse(&runs[2], s, len, response, head, split, nsplit, 1);
 	same(&runs[0], &runs[1]);
 	same(&runs[0], &runs[2]);
 	if (!response) {

@@ -11,6 +11,8 @@ attached. Each scenario sends what once fooled the request tracer:
   bytewise    a request line sent and read one byte at a time
   badstatus   a status line whose code is not three digits
   chunk0      a chunk whose data is "0\\r\\n\\r\\n", the response's end after
+  head        a HEAD request answered with a Content-Length and no body, then
+              a GET on the same connection
 
   SECRET=... hostile.py SCENARIO READY HOLD
 READY: a FIFO it writes "ready" to; HOLD: one it reads before serving.
@@ -82,6 +84,12 @@ def serve(scenario, srv, secret):
         read_until(conn, b"\r\n\r\n")
         conn.sendall(b"HTTP/1.1 \xff\xfe\xfd\r\nContent-Length: 2\r\n\r\nok")
         served = 1
+    elif scenario == "head":
+        read_until(conn, b"\r\n\r\n")
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
+        read_until(conn, b"\r\n\r\n")
+        conn.sendall(ok())
+        served = 2
     elif scenario == "chunk0":
         read_until(conn, b"\r\n\r\n")
         # the first write ends with a chunk's data that reads "0\r\n\r\n"
@@ -117,6 +125,11 @@ def client(scenario, port, secret):
     elif scenario == "bytewise":
         for b in b"GET /bytewise HTTP/1.1\r\nHost: x\r\n\r\n":
             s.sendall(bytes([b]))
+        read_until(s, b"ok")
+    elif scenario == "head":
+        s.sendall(b"HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n")
+        read_until(s, b"\r\n\r\n")
+        s.sendall(b"GET /g HTTP/1.1\r\nHost: x\r\n\r\n")
         read_until(s, b"ok")
     elif scenario in ("badstatus", "chunk0"):
         s.sendall(b"GET /%s HTTP/1.1\r\nHost: x\r\n\r\n" % scenario.encode())

@@ -12,7 +12,7 @@
 
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
-#define FEED_CHUNK 256	     /* bytes copied from the user at a time: sizeof(feed.b) */
+#define FEED_CHUNK 256	     /* bytes copied from the user at a time */
 #define FEED_STEPS (1 << 16) /* bpf_loop steps a call may take: then lost */
 
 /* one connection of a target; room for more per-direction state (the
@@ -39,7 +39,7 @@ struct {
  * iovec array after the first. Per CPU, not on the stack: bpf_loop's steps
  * then look alike to the verifier, which checks one and not 65,536. */
 struct feed {
-	__u8 b[256];	     /* copied from the user */
+	__u8 b[FEED_CHUNK];  /* copied from the user */
 	__u64 iov, iov_left; /* the pieces still to come */
 	__u64 at, len;	     /* the current piece: its next byte, bytes left */
 	__u64 total;	     /* bytes of the call still to parse */

@@ -130,6 +130,12 @@ $(OUTPUT)/tests/fuzz-unwind: tests/fuzz/unwind.c user/source/unwind.c user/sourc
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -o $@
 
+# the fuzzer over the HTTP framing that bpf/req.bpf.c runs in the kernel
+# (tests/fuzz/http.c): the same header, compiled for user space
+$(OUTPUT)/tests/fuzz-http: tests/fuzz/http.c bpf/http_parse.bpf.h | $(OUTPUT)/tests
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Ibpf $< -o $@
+
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -201,7 +207,8 @@ test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
-		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind
+		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
+		$(OUTPUT)/tests/fuzz-http
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

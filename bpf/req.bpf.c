@@ -1,25 +1,31 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* HTTP/1.1 requests on the target's sockets, from syscall exits: a read
- * that starts with a request line begins a request; a write that starts
- * with a status line begins its response; the response ends when its
- * Content-Length is written, at the chunked terminator, or at close. The
- * headers of a response are scanned here, in the kernel, for its length and
- * encoding; only method, path, status and byte counts are sent. */
+/* HTTP/1.1 requests on the target's sockets, from syscall exits. Each
+ * connection's two directions are parsed as streams (http_parse.bpf.h):
+ * every byte read or written goes through a small state machine that knows
+ * where a message starts and ends (request and status lines, headers,
+ * Content-Length and chunked bodies), so a request line is seen only where
+ * a message can start, wherever the reads split it, and every request of a
+ * pipelined read is seen. Body bytes are passed over, never copied out:
+ * only method, path, status and byte counts are sent. */
 #include "syscalls.bpf.h"
+#include "http_parse.bpf.h"
 
-#define HDR_SCAN 512 /* bytes of a response's headers scanned */
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
-#define LEFT_UNKNOWN (~0ull)
+#define FEED_CHUNK 256	     /* bytes copied from the user at a time */
+#define FEED_STEPS (1 << 16) /* bpf_loop steps a call may take: then lost */
 
+/* one connection of a target; room for more per-direction state (the
+ * response's body: issue 33) in http_msg */
 struct conn {
 	__u64 id;
 	__u64 bytes_in, bytes_out;
-	__u64 left; /* body bytes still to write, or LEFT_UNKNOWN */
-	__u64 tail; /* the last 8 body bytes written, the newest lowest */
-	__u16 status;
-	__u8 responding, chunked, sse, tls;
-	__u8 pad[2];
+	struct http_msg req, resp;
+	__u64 heads;  /* of the requests not yet answered, oldest lowest: HEAD */
+	__u16 status; /* of the response going out */
+	__u8 responding, sse, tls, seen;
+	__u8 waiting; /* requests not yet answered, up to 64 */
+	__u8 pad;
 };
 
 struct {
@@ -29,20 +35,26 @@ struct {
 	__type(value, struct conn);
 } conns SEC(".maps");
 
-/* per CPU: the start of a response, scanned for its headers */
-struct scan {
-	char buf[HDR_SCAN + 32];
-	__u32 len, hdr_end;
-	__u64 clen;
-	bool has_clen, chunked, sse;
+/* the bytes of one call on one direction: a buffer, or the pieces of an
+ * iovec array after the first. Per CPU, not on the stack: bpf_loop's steps
+ * then look alike to the verifier, which checks one and not 65,536. */
+struct feed {
+	__u8 b[FEED_CHUNK];  /* copied from the user */
+	__u64 iov, iov_left; /* the pieces still to come */
+	__u64 at, len;	     /* the current piece: its next byte, bytes left */
+	__u64 total;	     /* bytes of the call still to parse */
+	__u64 done, mark;    /* bytes parsed; where the response going out began */
+	__u32 have, pos;     /* b: bytes copied, the next one */
+	int fd;
+	__u8 resp, lost;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct scan);
-} scans SEC(".maps");
+	__type(value, struct feed);
+} feeds SEC(".maps");
 
 static __always_inline bool is_socket(int fd)
 {
@@ -53,71 +65,6 @@ static __always_inline bool is_socket(int fd)
 		return false;
 	mode = BPF_CORE_READ(f, f_inode, i_mode);
 	return (mode & S_IFMT) == S_IFSOCK;
-}
-
-static __always_inline char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? c + 32 : c;
-}
-
-/* the header name at `at` is `name` (lower case, with its colon) */
-static __always_inline bool header_is(struct scan *s, __u32 at, const char *name, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		__u32 j = at + i;
-
-		if (j >= HDR_SCAN || lower(s->buf[j & (HDR_SCAN - 1)]) != name[i])
-			return false;
-	}
-	return true;
-}
-
-struct scan_ctx {
-	struct scan *s; /* bpf_loop's context must be on the stack */
-};
-
-/* one byte of the scan: a header line starts after each CRLF */
-static long scan_byte(__u64 i, struct scan_ctx *ctx)
-{
-	struct scan *s = ctx->s;
-	__u32 at, k;
-
-	if (i + 4 > s->len || i + 4 > HDR_SCAN)
-		return 1;
-	at = i & (HDR_SCAN - 1);
-	if (s->buf[at] != '\r' || s->buf[(at + 1) & (HDR_SCAN - 1)] != '\n')
-		return 0;
-	if (s->buf[(at + 2) & (HDR_SCAN - 1)] == '\r' &&
-	    s->buf[(at + 3) & (HDR_SCAN - 1)] == '\n') {
-		s->hdr_end = at + 4;
-		return 1;
-	}
-	at += 2;
-	if (header_is(s, at, "content-length:", 15)) {
-		s->has_clen = true;
-		s->clen = 0;
-		/* masked, not compared: older verifiers lose a compared bound */
-		for (k = 0; k < 20; k++) {
-			char c = s->buf[(at + 15 + k) & (HDR_SCAN - 1)];
-
-			if (at + 15 + k >= s->len)
-				break;
-
-			if (c == ' ')
-				continue;
-			if (c < '0' || c > '9')
-				break;
-			s->clen = s->clen * 10 + (c - '0');
-		}
-	} else if (header_is(s, at, "transfer-encoding: chunked", 26) ||
-		   header_is(s, at, "transfer-encoding:chunked", 25)) {
-		s->chunked = true;
-	} else if (header_is(s, at, "content-type: text/event-stream", 31)) {
-		s->sse = true;
-	}
-	return 0;
 }
 
 static __always_inline struct gmt_http *http_event(struct conn *c, int fd, __u16 kind)
@@ -152,234 +99,229 @@ static __always_inline void resp_end(struct conn *c, int fd, __u16 how)
 	c->bytes_in = c->bytes_out = 0;
 }
 
-/* a request line at `off` of the scanned read: METHOD SP /path */
-static __always_inline bool request_at(struct scan *s, __u32 off, struct conn *c, int fd)
+static __always_inline void request_event(struct conn *c, int fd)
 {
 	struct gmt_http *e;
-	int i, m = -1;
 
-	for (i = 0; i < 9; i++) {
-		char ch = s->buf[(off + i) & (HDR_SCAN - 1)];
-
-		if (off + i >= s->len)
-			return false;
-		if (ch == ' ') {
-			m = i;
-			break;
-		}
-		if (ch < 'A' || ch > 'Z')
-			return false;
-	}
-	if (m < 3 || off + m + 1 >= s->len || s->buf[(off + m + 1) & (HDR_SCAN - 1)] != '/')
-		return false;
-	if (!c)
-		return true;
+	c->seen = 1;
 	serving = 1;
 	e = http_event(c, fd, GMT_HTTP_REQUEST);
 	if (!e)
-		return true;
-	for (i = 0; i < 8; i++)
-		if (i < m)
-			e->method[i] = s->buf[(off + i) & (HDR_SCAN - 1)];
-	for (i = 0; i < 63; i++) {
-		__u32 j = off + m + 1 + i;
-		char ch = s->buf[j & (HDR_SCAN - 1)];
-
-		if (j >= s->len || ch == ' ' || ch == '?' || ch == '\r' || ch == '\n' || !ch)
-			break;
-		e->path[i] = ch;
-	}
+		return;
+	__builtin_memcpy(e->method, c->req.method, sizeof(e->method));
+	__builtin_memcpy(e->path, c->req.path, sizeof(e->path));
+	e->path[sizeof(e->path) - 1] = 0;
 	gmt_submit(e);
-	return true;
 }
 
-struct pipe_ctx {
-	struct scan *s;
-	struct conn *c;
-	int fd;
+struct iov {
+	__u64 base, len;
 };
 
-/* requests pipelined in the same read: after each blank line */
-static long pipe_byte(__u64 i, struct pipe_ctx *ctx)
-{
-	struct scan *s = ctx->s;
-	__u32 at = i & (HDR_SCAN - 1);
+struct feed_ctx {
+	struct conn *c;
+	struct feed *f;
+};
 
-	if (i + 5 > s->len)
+static __always_inline void feed_out(struct conn *c, struct feed *f, int out, __u8 was)
+{
+	struct gmt_http *e;
+
+	if (!f->resp) {
+		if (!(out & HP_OUT_REQUEST))
+			return;
+		if (c->waiting < 64) {
+			/* its answer has no body, whatever its headers say */
+			if (c->req.mlen == 4 && c->req.method[0] == 'H' &&
+			    c->req.method[1] == 'E' && c->req.method[2] == 'A' &&
+			    c->req.method[3] == 'D')
+				c->heads |= 1ull << (c->waiting & 63);
+			c->waiting++;
+		}
+		request_event(c, f->fd);
+		return;
+	}
+	if ((out & HP_OUT_STATUS) && c->resp.status >= 200 && (c->heads & 1))
+		c->resp.flags |= HP_F_NOBODY;
+	if (out & HP_OUT_BEGIN) {
+		if (c->waiting) {
+			c->waiting--;
+			c->heads >>= 1;
+		}
+		c->status = c->resp.status;
+		c->sse = !!(c->resp.flags & HP_F_SSE);
+		c->responding = 1;
+		e = http_event(c, f->fd, GMT_HTTP_RESP_BEGIN);
+		if (e)
+			gmt_submit_now(e);
+	}
+	if ((out & HP_OUT_END) && c->responding) {
+		c->bytes_out += f->done - f->mark;
+		f->mark = f->done;
+		resp_end(c, f->fd,
+			 was == HP_TRAILER_START ? GMT_HTTP_END_CHUNKED : GMT_HTTP_END_LENGTH);
+	}
+}
+
+/* one step: the next piece, a run of bytes passed over, or one byte */
+static long feed_step(__u64 i, struct feed_ctx *x)
+{
+	struct conn *c = x->c;
+	struct feed *f = x->f;
+	struct http_msg *m = f->resp ? &c->resp : &c->req;
+	struct iov v = {};
+	__u64 n;
+	__u8 was;
+	int out;
+
+	if (!f->total)
 		return 1;
-	if (s->buf[at] == '\r' && s->buf[(at + 1) & (HDR_SCAN - 1)] == '\n' &&
-	    s->buf[(at + 2) & (HDR_SCAN - 1)] == '\r' && s->buf[(at + 3) & (HDR_SCAN - 1)] == '\n')
-		request_at(s, at + 4, ctx->c, ctx->fd);
+	if (!f->len) {
+		if (!f->iov_left || bpf_probe_read_user(&v, sizeof(v), (void *)f->iov)) {
+			f->lost = 1;
+			return 1;
+		}
+		f->iov += sizeof(v);
+		f->iov_left--;
+		f->at = v.base;
+		f->len = v.len < f->total ? v.len : f->total;
+		f->have = f->pos = 0;
+		return 0;
+	}
+	n = http__skip(m, f->len);
+	if (n) {
+		f->at += n;
+		f->len -= n;
+		f->total -= n;
+		f->done += n;
+		f->have = f->pos = 0;
+		return 0;
+	}
+	if (f->pos >= f->have) {
+		n = f->len < FEED_CHUNK ? f->len : FEED_CHUNK;
+		/* clamped again right before the read: older verifiers (6.1)
+		 * lose the bound of a value the compiler kept from the first */
+		asm volatile("" : "+r"(n));
+		if (n > FEED_CHUNK)
+			n = FEED_CHUNK;
+		if (!n || bpf_probe_read_user(f->b, n, (void *)f->at)) {
+			f->lost = 1;
+			return 1;
+		}
+		f->have = n;
+		f->pos = 0;
+	}
+	was = m->state;
+	out = http__byte(m, f->b[f->pos & (FEED_CHUNK - 1)]);
+	f->pos++;
+	f->at++;
+	f->len--;
+	f->total--;
+	f->done++;
+	if (out)
+		feed_out(c, f, out, was);
 	return 0;
 }
 
-/* the first bytes of a read or write, no more than were transferred: a
- * fixed-size read past them could fail at the end of a mapping */
-static __always_inline void copy_start(struct scan *s, __u64 buf, __u64 len, __u32 max)
+/* parse `total` bytes of a call: `first_len` at `first`, then the pieces
+ * of the iovec array at `iov` (cnt of them) after the first */
+static __always_inline void feed(struct conn *c, int fd, bool resp, __u64 first, __u64 first_len,
+				 __u64 iov, __u64 cnt, __u64 total)
 {
-	__u64 n = len < max ? len : max;
+	struct http_msg *m = resp ? &c->resp : &c->req;
+	struct feed_ctx x = { c };
+	struct feed *f;
+	__u32 zero = 0;
 
-	/* clamped again right before the read: older verifiers (6.1) lose
-	 * the bound of a value the compiler kept from the first clamp */
-	asm volatile("" : "+r"(n));
-	if (n > HDR_SCAN)
-		n = HDR_SCAN;
-	s->len = n;
-	if (bpf_probe_read_user(s->buf, n, (void *)buf))
-		s->len = 0;
+	f = x.f = bpf_map_lookup_elem(&feeds, &zero);
+	if (!f)
+		return;
+	f->iov = iov + sizeof(struct iov);
+	f->iov_left = cnt > 1 ? cnt - 1 : 0;
+	f->at = first;
+	f->len = first_len < total ? first_len : total;
+	f->total = total;
+	f->done = f->mark = 0;
+	f->have = f->pos = 0;
+	f->fd = fd;
+	f->resp = resp;
+	f->lost = 0;
+	bpf_loop(FEED_STEPS, feed_step, &x, 0);
+	if (f->lost || f->total) {
+		/* bytes not seen: where the next message starts is not known */
+		m->state = HP_JUNK;
+	}
+	if (resp && c->responding)
+		c->bytes_out += f->done - f->mark;
 }
 
 #define MSG_PEEK 2
 
-/* data read from fd (avail of it readable at buf: a vector's first piece): a
- * request line starts a request. Most reads are not (bodies, files): 16
- * bytes tell, before the rest is copied and scanned. A peek leaves the data
- * to be read again: not counted. */
-static __always_inline void on_read(int fd, __u64 buf, __u64 avail, long ret, __u64 flags)
-{
-	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
-	struct conn *c = bpf_map_lookup_elem(&conns, &key), n = {};
-	struct gmt_http *e;
-	struct scan *s;
-	__u32 zero = 0;
-
-	if (ret <= 0 || !buf || (c && c->tls) || (flags & MSG_PEEK))
-		return;
-	if ((__u64)ret < avail)
-		avail = ret;
-	s = bpf_map_lookup_elem(&scans, &zero);
-	if (!s)
-		return;
-	copy_start(s, buf, avail, 16);
-	if (!c && s->len >= 2 && s->buf[0] == 0x16 && s->buf[1] == 0x03 && is_socket(fd)) {
-		n.id = bpf_ktime_get_ns();
-		n.tls = 1;
-		bpf_map_update_elem(&conns, &key, &n, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&conns, &key);
-		if (c && (e = http_event(c, fd, GMT_HTTP_TLS)))
-			gmt_submit(e);
-		return;
-	}
-	if (!request_at(s, 0, NULL, fd)) {
-		if (c)
-			c->bytes_in += ret; /* headers or a body */
-		return;
-	}
-	if (!c) {
-		/* a connection accepted before tracing, or a new one */
-		if (!is_socket(fd))
-			return;
-		n.id = bpf_ktime_get_ns();
-		n.left = LEFT_UNKNOWN;
-		bpf_map_update_elem(&conns, &key, &n, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&conns, &key);
-		if (!c)
-			return;
-	}
-	c->bytes_in += ret;
-	copy_start(s, buf, avail, HDR_SCAN);
-	request_at(s, 0, c, fd);
-	struct pipe_ctx pc = { s, c, fd };
-
-	bpf_loop(HDR_SCAN, pipe_byte, &pc, 0);
-}
-
-static __always_inline bool is_hex(__u8 c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/* The body so far ends with the last chunk: "0\r\n\r\n" after the CRLF
- * of a chunk's data or at the start of the body, never after a digit of a
- * chunk size ("10\r\n" and data "\r\n"). Only body bytes count, so a
- * header block ending "max=100\r\n\r\n" is not it; and the bytes carry
- * over from write to write, since servers such as cpp-httplib (llama-server)
- * send "0\r\n" and the final "\r\n" in two writes. */
-static __always_inline bool chunked_done(__u64 tail)
-{
-	return (tail & 0xffffffffffull) == 0x300d0a0d0aull && !is_hex(tail >> 40);
-}
-
-/* the last body bytes of a write, which end at `end`, into c->tail */
-static __always_inline void tail_push(struct conn *c, __u64 end, __u64 body, __u64 avail)
-{
-	__u8 b[8] = {};
-	__u64 n = body;
-	int i;
-
-	if (n > avail)
-		n = avail; /* writev: the last piece only */
-	if (n > 8)
-		n = 8;
-	if (!n || bpf_probe_read_user(b, n, (void *)(end - n)))
-		return;
-	for (i = 0; i < 8; i++)
-		if (i < n)
-			c->tail = c->tail << 8 | b[i];
-}
-
-/* data written to fd (avail of it at buf, last_len at last: a vector's first
- * and last pieces): a status line starts a response; its end is found from
- * the length, the chunked terminator, or the close */
-static __always_inline void on_write(int fd, __u64 buf, __u64 avail, __u64 last, __u64 last_len,
-				     long ret)
+/* data read from fd: at buf (avail of it: a vector's first piece, then
+ * cnt - 1 more at iov), ret in all. A connection is taken up at its first
+ * read that may be a request; a peek leaves the data to be read again. */
+static __always_inline void on_read(int fd, __u64 buf, __u64 avail, __u64 iov, __u64 cnt, long ret,
+				    __u64 flags)
 {
 	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
 	struct conn *c = bpf_map_lookup_elem(&conns, &key);
 	struct gmt_http *e;
-	struct scan *s;
-	__u32 zero = 0;
-	__u64 body;
+	__u8 b[2] = {};
+
+	if (ret <= 0 || !buf || (c && c->tls) || (flags & MSG_PEEK))
+		return;
+	if (!c) {
+		if (!avail || bpf_probe_read_user(b, avail >= 2 && ret >= 2 ? 2 : 1, (void *)buf))
+			return;
+		if (!(b[0] == 0x16 && b[1] == 0x03) && !(b[0] >= 'A' && b[0] <= 'Z'))
+			return;
+		if (!is_socket(fd))
+			return;
+		/* a connection accepted before tracing, or a new one */
+		struct conn n = { .id = bpf_ktime_get_ns() };
+
+		http__init(&n.req, 0);
+		http__init(&n.resp, 1);
+		n.tls = b[0] == 0x16;
+		bpf_map_update_elem(&conns, &key, &n, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&conns, &key);
+		if (!c)
+			return;
+		if (c->tls) {
+			if ((e = http_event(c, fd, GMT_HTTP_TLS)))
+				gmt_submit(e);
+			return;
+		}
+	}
+	c->bytes_in += ret;
+	if (c->req.state != HP_JUNK)
+		feed(c, fd, false, buf, avail, iov, cnt, ret);
+}
+
+/* data written to fd (the same pieces): a response's status line, headers
+ * and body, in turn */
+static __always_inline void on_write(int fd, __u64 buf, __u64 avail, __u64 iov, __u64 cnt, long ret)
+{
+	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
+	struct conn *c = bpf_map_lookup_elem(&conns, &key);
+	char b[5] = {};
 
 	if (!c || c->tls || ret <= 0 || !buf)
 		return;
-	if ((__u64)ret < avail)
-		avail = ret;
-	s = bpf_map_lookup_elem(&scans, &zero);
-	if (!s)
-		return;
-	copy_start(s, buf, avail, 16);
-	if (s->len >= 12 && s->buf[0] == 'H' && s->buf[1] == 'T' && s->buf[2] == 'T' &&
-	    s->buf[3] == 'P' && s->buf[4] == '/' && s->buf[8] == ' ') {
-		if (c->responding) /* the last one had no known end */
-			resp_end(c, fd, GMT_HTTP_END_NEXT);
-		copy_start(s, buf, avail, HDR_SCAN);
-		s->hdr_end = 0;
-		s->has_clen = s->chunked = s->sse = false;
-		struct scan_ctx sc = { s };
-
-		bpf_loop(HDR_SCAN, scan_byte, &sc, 0);
-		c->status = (s->buf[9] - '0') * 100 + (s->buf[10] - '0') * 10 + (s->buf[11] - '0');
-		c->responding = 1;
-		c->chunked = s->chunked;
-		c->sse = s->sse;
-		c->bytes_out = 0;
-		c->tail = 0;
-		c->left = LEFT_UNKNOWN;
-		if (s->has_clen && s->hdr_end)
-			c->left = s->clen;
-		e = http_event(c, fd, GMT_HTTP_RESP_BEGIN);
-		if (e)
-			gmt_submit_now(e);
-		c->bytes_out += ret;
-		body = s->hdr_end && ret > s->hdr_end ? ret - s->hdr_end : 0;
-	} else {
-		if (!c->responding)
+	if (c->resp.state == HP_UNTIL_CLOSE) {
+		/* a body without a length ends with the next status line */
+		if (avail < 5 || bpf_probe_read_user(b, 5, (void *)buf) || b[0] != 'H' ||
+		    b[1] != 'T' || b[2] != 'T' || b[3] != 'P' || b[4] != '/') {
+			c->bytes_out += ret;
 			return;
-		c->bytes_out += ret;
-		body = ret;
+		}
+		if (c->responding)
+			resp_end(c, fd, GMT_HTTP_END_NEXT);
+		http__reset(&c->resp);
+	} else if (c->resp.state == HP_JUNK) {
+		http__reset(&c->resp); /* a write may start a response */
 	}
-	if (c->left != LEFT_UNKNOWN) {
-		c->left = body >= c->left ? 0 : c->left - body;
-		if (!c->left)
-			resp_end(c, fd, GMT_HTTP_END_LENGTH);
-		return;
-	}
-	if (c->chunked && body) {
-		tail_push(c, last + last_len, body, last_len);
-		if (chunked_done(c->tail))
-			resp_end(c, fd, GMT_HTTP_END_CHUNKED);
-	}
+	feed(c, fd, true, buf, avail, iov, cnt, ret);
 }
 
 /* the connection ends: its response, if one was going, then itself */
@@ -389,6 +331,8 @@ static __always_inline void close_conn(struct conn *c, int fd)
 
 	if (c->responding)
 		resp_end(c, fd, GMT_HTTP_END_CLOSE);
+	if (!c->seen && !c->tls)
+		return; /* no request came: not an HTTP connection to us */
 	e = http_event(c, fd, GMT_HTTP_CLOSE);
 	if (e)
 		gmt_submit(e);
@@ -430,25 +374,17 @@ static __always_inline void end_conns(__u32 lo, __u32 hi, bool quiet)
 	bpf_for_each_map_elem(&conns, end_conn, &x, 0);
 }
 
-struct iov {
-	__u64 base, len;
-};
-
-/* the first and the last piece of an iovec array */
-static __always_inline void iov_ends(__u64 iov, __u64 cnt, __u64 *first, __u64 *first_len,
-				     __u64 *last, __u64 *last_len)
+/* an iovec array's first piece */
+static __always_inline void iov_first(__u64 iov, __u64 cnt, __u64 *first, __u64 *first_len)
 {
 	struct iov v = {};
 
-	*first = *first_len = *last = *last_len = 0;
+	*first = *first_len = 0;
 	if (!iov || !cnt || cnt > 1024)
 		return;
 	bpf_probe_read_user(&v, sizeof(v), (void *)iov);
 	*first = v.base;
 	*first_len = v.len;
-	bpf_probe_read_user(&v, sizeof(v), (void *)(iov + (cnt - 1) * sizeof(v)));
-	*last = v.base;
-	*last_len = v.len;
 }
 
 struct msghdr_user {
@@ -463,53 +399,53 @@ struct msghdr_user {
 
 /* read(fd, buf, ...), recvfrom(fd, buf, len, flags, ...), write(fd, buf, ...),
  * ...: FLAGS is an expression of the arguments a[] */
-#define BUF_PROG(name, call, dir, FLAGS)                      \
-	SEC("tracepoint/syscalls/sys_exit_" #call)            \
-	int name(struct trace_event_raw_sys_exit *ctx)        \
-	{                                                     \
-		__u64 a[6], n = ctx->ret > 0 ? ctx->ret : 0;  \
-                                                              \
-		TARGET_OR_LEAVE();                            \
-		syscall_args(a);                              \
-		dir(a[0], a[1], n, a[1], n, ctx->ret, FLAGS); \
-		return 0;                                     \
+#define BUF_PROG(name, call, dir, FLAGS)                     \
+	SEC("tracepoint/syscalls/sys_exit_" #call)           \
+	int name(struct trace_event_raw_sys_exit *ctx)       \
+	{                                                    \
+		__u64 a[6], n = ctx->ret > 0 ? ctx->ret : 0; \
+                                                             \
+		TARGET_OR_LEAVE();                           \
+		syscall_args(a);                             \
+		dir(a[0], a[1], n, 0, 0, ctx->ret, FLAGS);   \
+		return 0;                                    \
 	}
 
 /* readv(fd, iov, cnt), writev(fd, iov, cnt) */
-#define IOV_PROG(name, call, dir)                                           \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                          \
-	int name(struct trace_event_raw_sys_exit *ctx)                      \
-	{                                                                   \
-		__u64 a[6], first, first_len, last, last_len;               \
-                                                                            \
-		TARGET_OR_LEAVE();                                          \
-		syscall_args(a);                                            \
-		iov_ends(a[1], a[2], &first, &first_len, &last, &last_len); \
-		dir(a[0], first, first_len, last, last_len, ctx->ret, 0);   \
-		return 0;                                                   \
+#define IOV_PROG(name, call, dir)                                     \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                    \
+	int name(struct trace_event_raw_sys_exit *ctx)                \
+	{                                                             \
+		__u64 a[6], first, first_len;                         \
+                                                                      \
+		TARGET_OR_LEAVE();                                    \
+		syscall_args(a);                                      \
+		iov_first(a[1], a[2], &first, &first_len);            \
+		dir(a[0], first, first_len, a[1], a[2], ctx->ret, 0); \
+		return 0;                                             \
 	}
 
 /* recvmsg(fd, msghdr, flags), sendmsg(fd, msghdr, flags) */
-#define MSG_PROG(name, call, dir)                                                \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                               \
-	int name(struct trace_event_raw_sys_exit *ctx)                           \
-	{                                                                        \
-		__u64 a[6], first, first_len, last, last_len;                    \
-		struct msghdr_user m = {};                                       \
-                                                                                 \
-		TARGET_OR_LEAVE();                                               \
-		syscall_args(a);                                                 \
-		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);                \
-		iov_ends(m.iov, m.iovlen, &first, &first_len, &last, &last_len); \
-		dir(a[0], first, first_len, last, last_len, ctx->ret, a[2]);     \
-		return 0;                                                        \
+#define MSG_PROG(name, call, dir)                                             \
+	SEC("tracepoint/syscalls/sys_exit_" #call)                            \
+	int name(struct trace_event_raw_sys_exit *ctx)                        \
+	{                                                                     \
+		__u64 a[6], first, first_len;                                 \
+		struct msghdr_user m = {};                                    \
+                                                                              \
+		TARGET_OR_LEAVE();                                            \
+		syscall_args(a);                                              \
+		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);             \
+		iov_first(m.iov, m.iovlen, &first, &first_len);               \
+		dir(a[0], first, first_len, m.iov, m.iovlen, ctx->ret, a[2]); \
+		return 0;                                                     \
 	}
 
-/* reads look only at the start of the data; writes at its two ends */
-#define READ(fd, first, first_len, last, last_len, ret, flags) \
-	on_read(fd, first, first_len, ret, flags)
-#define WRITE(fd, first, first_len, last, last_len, ret, flags) \
-	on_write(fd, first, first_len, last, last_len, ret)
+/* every byte of a call is parsed, piece after piece */
+#define READ(fd, first, first_len, iov, cnt, ret, flags) \
+	on_read(fd, first, first_len, iov, cnt, ret, flags)
+#define WRITE(fd, first, first_len, iov, cnt, ret, flags) \
+	on_write(fd, first, first_len, iov, cnt, ret)
 
 BUF_PROG(tp_req_read, read, READ, 0)
 BUF_PROG(tp_req_recvfrom, recvfrom, READ, a[3])
@@ -531,14 +467,12 @@ int tp_req_sendfile(struct trace_event_raw_sys_exit *ctx)
 	syscall_args(a);
 	key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)a[0];
 	c = bpf_map_lookup_elem(&conns, &key);
-	if (!c || !c->responding || ctx->ret <= 0)
+	if (!c || c->tls || ctx->ret <= 0)
 		return 0;
-	c->bytes_out += ctx->ret;
-	if (c->left != LEFT_UNKNOWN) {
-		c->left = (__u64)ctx->ret >= c->left ? 0 : c->left - ctx->ret;
-		if (!c->left)
-			resp_end(c, a[0], GMT_HTTP_END_LENGTH);
-	}
+	if (c->responding)
+		c->bytes_out += ctx->ret;
+	if (http__pass(&c->resp, ctx->ret) & HP_OUT_END && c->responding)
+		resp_end(c, a[0], GMT_HTTP_END_LENGTH);
 	return 0;
 }
 

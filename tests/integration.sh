@@ -1312,8 +1312,8 @@ test_gpu_lost_return_does_not_silence_a_thread() {
 }
 
 # servers that peek before they read, read into vectors whose first piece is
-# short (a secret just after it in memory must not become the path), and end
-# connections by close_range and dup2
+# short (the path is read across the pieces, never from the memory after the
+# first: a secret lies there), and end connections by close_range and dup2
 test_http_peek_vectors_close_range_dup2() {
 	need_root
 	local secret=gmt-secret-$RANDOM$RANDOM pid q='.processes[0].requests'
@@ -1325,11 +1325,11 @@ test_http_peek_vectors_close_range_dup2() {
 	echo go >"$T/hold"
 	wait_tracer || return 1
 	expect 'grep -q "served 4" "$T/out"' "the server served: $(cat "$T/out")" || return 1
-	expect '[ "$(jq -c "[$q[] | .path]" "$T/gmt.out")" = "[\"/peeked\",\"/\",\"/close-range\",\"/dup2\"]" ]' \
-		"each request once, the vector's path from its first piece only: $(jq -c "[$q[] | .path]" "$T/gmt.out")" ||
+	expect '[ "$(jq -c "[$q[] | .path]" "$T/gmt.out")" = "[\"/peeked\",\"/vector-path-beyond\",\"/close-range\",\"/dup2\"]" ]' \
+		"each request once, the vector's path read across its pieces: $(jq -c "[$q[] | .path]" "$T/gmt.out")" ||
 		return 1
-	expect '[ "$(jq -c "[$q[] | .end]" "$T/gmt.out")" = "[\"length\",\"close\",\"close\",\"close\"]" ]' \
-		"ends: $(jq -c "[$q[] | .end]" "$T/gmt.out")" || return 1
+	expect '[ "$(jq -c "[$q[] | .end]" "$T/gmt.out")" = "[\"length\",\"length\",\"close\",\"close\"]" ]' \
+		"ends (the vector's length from its second piece): $(jq -c "[$q[] | .end]" "$T/gmt.out")" || return 1
 	node "$ROOT/tests/http/undump.mjs" "$T/e.gmt" >"$T/raw" || return 1
 	expect '! grep -qa "$secret" "$T/raw"' "the secret is nowhere in the recording"
 }

@@ -2402,6 +2402,25 @@ static void test_procfs_open_as(void)
 	ASSERT_TRUE(access(file, R_OK) == 0, "we still read as ourselves after");
 }
 
+/* a command line's secrets, argument by argument, before the arguments are
+ * joined: a value with a space in it is all one value */
+static void test_procfs_redact(void)
+{
+	char a[] = "srv\0--api-key\0tok1 SECRET\0-m\0x.gguf\0--api-key=k SECRET\0"
+		   "-hft\0--hf-token\0--api-keys\0v\0--api-key";
+	char b[] = "--hf-token=\0\0\0";
+	size_t n = procfs__redact(a, sizeof(a) - 1);
+
+	ASSERT_STR(a,
+		   "srv --api-key *********** -m x.gguf --api-key=******** -hft ********** "
+		   "--api-keys v --api-key",
+		   "values starred, the options and the rest kept");
+	ASSERT_EQ(n, strlen(a), "its length");
+	ASSERT_TRUE(!strstr(a, "SECRET"), "no secret");
+	ASSERT_EQ(procfs__redact(b, sizeof(b) - 1), 11, "trailing NULs dropped");
+	ASSERT_STR(b, "--hf-token=", "an empty value");
+}
+
 /* every function the stream names has the argument shape its probe needs,
  * and its cookie carries its index, shape and kind back */
 static void test_gpu_probe_shapes(void)
@@ -2514,6 +2533,7 @@ static const struct {
 	{ "unit_gpu_probe_shapes", test_gpu_probe_shapes },
 	{ "unit_procfs_map_line", test_procfs_map_line },
 	{ "unit_procfs_open_as", test_procfs_open_as },
+	{ "unit_procfs_redact", test_procfs_redact },
 	{ "unit_fmt", test_fmt },
 	{ "unit_fmt_clean", test_fmt_clean },
 	{ "unit_words_of_each_code", test_words_of_each_code },

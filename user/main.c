@@ -626,13 +626,20 @@ out:
 	return ret;
 }
 
-static void join_args(char **argv, char *buf, size_t size)
+/* the arguments, each ended by a NUL, as /proc/PID/cmdline has them (one
+ * byte of size kept for procfs__redact); their length */
+static size_t join_args(char **argv, char *buf, size_t size)
 {
-	size_t n = 0;
+	size_t n = 0, k;
 
-	buf[0] = 0;
-	for (; argv && *argv && n + 1 < size; argv++)
-		n += snprintf(buf + n, size - n, "%s%s", n ? " " : "", *argv);
+	for (; argv && *argv && n + 1 < size; argv++) {
+		k = strnlen(*argv, size - 1 - n);
+		memcpy(buf + n, *argv, k);
+		n += k;
+		if (n + 1 < size)
+			buf[n++] = 0;
+	}
+	return n;
 }
 
 static void target_cmdline(const struct args *a, char *buf, size_t size)
@@ -647,10 +654,10 @@ static void target_cmdline(const struct args *a, char *buf, size_t size)
 		return;
 	}
 	if (a->argv)
-		join_args(a->argv, buf, size);
+		n = join_args(a->argv, buf, size);
 	else
-		procfs__read(a->pid, "cmdline", buf, size);
-	procfs__redact(buf);
+		n = procfs__read_raw(a->pid, "cmdline", buf, size - 1);
+	procfs__redact(buf, n);
 }
 
 static void output_info(struct tracefile_info *info, const char *cmdline)

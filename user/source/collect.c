@@ -676,11 +676,11 @@ static void emit_proc(struct collect *c, __u32 pid, bool spawned)
 	ssize_t n;
 	size_t len;
 
-	if (spawned)
+	if (spawned) /* main's, redacted */
 		snprintf(cmdline, sizeof(cmdline), "%s", c->o->cmdline ? c->o->cmdline : "");
 	else
-		procfs__read(pid, "cmdline", cmdline, sizeof(cmdline));
-	procfs__redact(cmdline);
+		procfs__redact(cmdline,
+			       procfs__read_raw(pid, "cmdline", cmdline, sizeof(cmdline) - 1));
 	len = strlen(cmdline);
 	event__init(&p->hdr, GMT_EV_PROC, round8(offsetof(struct gmt_proc, cmdline) + len + 1),
 		    event__now_ns(), pid);

@@ -253,22 +253,38 @@ static bool is_secret_opt(const char *w, size_t n, bool *inline_value)
 	return false;
 }
 
-void procfs__redact(char *cmd)
+size_t procfs__redact(char *args, size_t len)
 {
 	bool next = false, inl;
-	char *w = cmd, *e;
+	char *w, *e, *eq, *end;
+	size_t i;
 
-	while (*w) {
-		e = w + strcspn(w, " ");
-		if (next)
+	while (len && !args[len - 1])
+		len--;
+	end = args + len;
+	*end = 0;
+	/* argument by argument, before they are joined: a value is all of
+	 * its argument, spaces and all ("tok1 SECRET") */
+	for (w = args; w < end; w = e + 1) {
+		e = memchr(w, 0, end - w);
+		if (!e)
+			e = end;
+		if (next) {
 			memset(w, '*', e - w);
+			next = false;
+			continue;
+		}
 		next = is_secret_opt(w, e - w, &inl);
 		if (next && inl) {
-			memset(strchr(w, '=') + 1, '*', e - strchr(w, '=') - 1);
+			eq = memchr(w, '=', e - w);
+			memset(eq + 1, '*', e - eq - 1);
 			next = false;
 		}
-		w = *e ? e + 1 : e;
 	}
+	for (i = 0; i < len; i++)
+		if (!args[i])
+			args[i] = ' ';
+	return len;
 }
 
 /* what changes how llama.cpp and ggml use memory, and nothing else */

@@ -44,9 +44,12 @@ int procfs__open_in_root(__u32 pid, const char *path);
 int procfs__open_mapped(__u32 pid, __u64 start, __u64 end);
 /* /proc/PID/NAME as it is (NULs kept); its length, 0 when it cannot be read */
 size_t procfs__read_raw(__u32 pid, const char *name, char *buf, size_t size);
-/* a command line (arguments joined by spaces) with the values of options
- * that hold secrets (--api-key, --hf-token) turned into '*' */
-void procfs__redact(char *cmd);
+/* a command line as /proc/PID/cmdline has it (len bytes of arguments, each
+ * ended by a NUL; room for one more byte) into one string, the arguments
+ * joined by spaces, with the values of options that hold secrets
+ * (--api-key V, --api-key=V, --hf-token, -hft) turned into '*', each value
+ * the whole argument it is; the string's length */
+size_t procfs__redact(char *args, size_t len);
 /* of an environment ("NAME=value\0"...), the variables that set how
  * llama.cpp uses memory, in the same form; their length */
 size_t procfs__settings(const char *env, size_t len, char *out, size_t size);

@@ -5,6 +5,30 @@
 #include <string.h>
 #include "elfsym.h"
 
+Elf *elfsym__begin(int fd)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return NULL;
+	}
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM ||
+		     sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_NOTE) &&
+		    sh.sh_size > ELFSYM_TABLE_MAX) {
+			elf_end(elf);
+			return NULL;
+		}
+	return elf;
+}
+
 static __u64 vaddr_to_off(Elf *elf, __u64 vaddr)
 {
 	size_t i, n;
@@ -58,15 +82,9 @@ int elfsym__offsets(int fd, const char *const *names, size_t n, __u64 *offs)
 	Elf *elf;
 
 	memset(offs, 0, n * sizeof(*offs));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elfsym__begin(fd);
 	if (!elf)
 		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -EINVAL;
-	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uthash.h>
 #include "common/search.h"
+#include "elfsym.h"
 #include "procfs.h"
 #include "symbolize.h"
 
@@ -222,7 +223,8 @@ static bool debuglink(Elf *elf, char *name, size_t size)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink", &sh);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	/* a name and its CRC: read whole, so no bigger than a name */
+	Elf_Data *d = scn && sh.sh_size <= 4096 ? elf_getdata(scn, NULL) : NULL;
 
 	if (!d || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
 		return false;
@@ -272,7 +274,7 @@ static bool read_debug_file(struct symbolizer *s, struct elf_file *ef, Elf *elf,
 
 		if (fd < 0)
 			continue;
-		d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		d = elfsym__begin(fd);
 		if (d) {
 			read_best_symtab(ef, d);
 			elf_end(d);
@@ -293,7 +295,7 @@ static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd,
 	size_t i, n;
 	Elf *elf;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elfsym__begin(fd);
 	if (!elf)
 		return;
 	if (!elf_getphdrnum(elf, &n) && n) {

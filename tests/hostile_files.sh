@@ -261,3 +261,31 @@ test_files_watch_output_dir_symlink() {
 	expect 'grep -q "cannot open the directory $T/w: it is a symbolic link" "$T/err"' \
 		"@it said: $(cat "$T/err")"
 }
+
+# SIGTERM and SIGINT end a run with its report whatever the target named:
+# here a FIFO at its debug link, on which the tracer once blocked for good
+# at attach, deaf to both
+test_files_signals_end_the_run_with_a_report() {
+	need_root
+	trap files_cleanup EXIT
+	local sig i
+	stripped_gw "$T/bin" || return 1
+	mkfifo "$T/bin/gw.debug"
+	gw_target "$T/bin/gw" || return 1
+	for sig in TERM INT; do
+		"$GMT" --json -p "$GW_PID" >"$T/$sig.json" 2>"$T/$sig.err" &
+		GMT_PID=$!
+		# attached (or stuck attaching): 20 s at most
+		for ((i = 0; i < 200; i++)); do
+			grep -q "tracing pid" "$T/$sig.err" && break
+			read -r -t 0.1 <> <(:) || true
+		done
+		kill -"$sig" "$GMT_PID"
+		expect 'timeout 15 tail --pid="$GMT_PID" -f /dev/null' \
+			"SIG$sig: the tracer still runs 15 s later: $(tail -2 "$T/$sig.err")" || return 1
+		wait "$GMT_PID"
+		expect 'jq -e ".processes[0].pid == $GW_PID" "$T/$sig.json" >/dev/null' \
+			"SIG$sig: a report of the target: $(head -c 200 "$T/$sig.json")" || return 1
+	done
+	GMT_PID=
+}

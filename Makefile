@@ -126,9 +126,10 @@ $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,u
 # the fuzzer over the unwinder (tests/fuzz/unwind.c): hostile CFI, registers
 # and stack slices through user/source/unwind.c and libdwfl
 $(OUTPUT)/tests/fuzz-unwind: tests/fuzz/unwind.c user/source/unwind.c user/source/unwind.h \
+		user/source/cfi_check.c user/source/cfi_check.h \
 		user/source/symbolize.h bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -lz -o $@
 
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests

@@ -15,7 +15,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/drain.o $(OUTPUT)/user/source/gpulib.o $(OUTPUT)/user/source/nvml.o \
-	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/report/metrics.o \
+	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/source/cfi_check.o \
+	$(OUTPUT)/user/report/metrics.o \
 	$(OUTPUT)/user/report/perfetto.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
@@ -126,9 +127,10 @@ $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,u
 # the fuzzer over the unwinder (tests/fuzz/unwind.c): hostile CFI, registers
 # and stack slices through user/source/unwind.c and libdwfl
 $(OUTPUT)/tests/fuzz-unwind: tests/fuzz/unwind.c user/source/unwind.c user/source/unwind.h \
+		user/source/cfi_check.c user/source/cfi_check.h \
 		user/source/symbolize.h bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(INCLUDES) $(filter %.c,$^) -ldw -lelf -lz -o $@
 
 # the fuzzer over the HTTP framing that bpf/req.bpf.c runs in the kernel
 # (tests/fuzz/http.c): the same header, compiled for user space

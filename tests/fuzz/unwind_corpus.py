@@ -76,6 +76,11 @@ RULES = {
     "huge-cfa-offset": b"\x0c\x07" + uleb(1 << 63),
     "huge-breg": expression(16, b"\x77" + sleb(-(1 << 62))),
     "ra-is-rsp": b"\x16\x10\x02\x77\x00",  # DW_CFA_val_expression rip = rsp
+    # a rule for register 268,420,218: libdw's frame state grows to 2 GiB
+    "huge-register": b"\x10" + uleb(268420218) + uleb(0),
+    # states remembered deeper than the checker allows
+    "deep-remember": b"\x0a" * 100,
+    "unknown-op": expression(16, b"\x96\xe0"),  # DW_OP_nop, DW_OP_GNU_push_tls_address
 }
 
 

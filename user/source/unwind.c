@@ -2,11 +2,13 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/types.h>
 #include "gmt_events.h"
+#include "cfi_check.h"
 #include "symbolize.h"
 #include "unwind.h"
 
@@ -21,12 +23,21 @@ struct proc_dwfl {
 	__u32 size; /* of s's slice, bounded by its record */
 	__u64 *ips;
 	unsigned int n, max;
+	struct unwinder *u;
+};
+
+/* a file whose CFI was refused, said once */
+struct refused {
+	struct refused *next;
+	char path[];
 };
 
 struct unwinder {
 	unwinder_modules_fn modules;
 	void *src; /* the symbolizer, whose maps and files outlive the process */
 	struct proc_dwfl *procs;
+	struct refused *refused;
+	unsigned int nrefused;
 };
 
 /* every module is reported with its file already open */
@@ -149,12 +160,40 @@ static void drop_dwfl(struct proc_dwfl *p)
 	p->dwfl = NULL;
 }
 
+static void say_refused(struct unwinder *u, const char *path, const char *why)
+{
+	struct refused *r;
+
+	for (r = u->refused; r; r = r->next)
+		if (!strcmp(r->path, path))
+			return;
+	if (u->nrefused < 1024 && (r = malloc(sizeof(*r) + strlen(path) + 1))) {
+		strcpy(r->path, path);
+		r->next = u->refused;
+		u->refused = r;
+		u->nrefused++;
+	}
+	fprintf(stderr,
+		"unwind: the call frame information of %s is refused: %s; its frames are followed by frame pointer\n",
+		path, why);
+}
+
+/* libdwfl gets a checked copy of the file's CFI, never the file: a module
+ * whose CFI is refused is not reported, so that libdwfl follows frame
+ * pointers through it, as through code without CFI */
 static void report(const char *path, __u64 bias, int fd, void *arg)
 {
 	struct proc_dwfl *p = arg;
+	char why[256];
+	int copy = cfi_check__copy(fd, why, sizeof(why));
 
-	if (!dwfl_report_elf(p->dwfl, path, path, fd, bias, false))
-		close(fd);
+	close(fd);
+	if (copy < 0) {
+		say_refused(p->u, path, why);
+		return;
+	}
+	if (!dwfl_report_elf(p->dwfl, path, path, copy, bias, false))
+		close(copy);
 }
 
 /* p's code files as the symbolizer last read them (they stay readable
@@ -187,6 +226,7 @@ static struct proc_dwfl *proc_of(struct unwinder *u, __u32 pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->u = u;
 	p->next = u->procs;
 	u->procs = p;
 	return p;
@@ -216,9 +256,14 @@ struct unwinder *unwinder__new(struct symbolizer *sym)
 void unwinder__free(struct unwinder *u)
 {
 	struct proc_dwfl *p, *next;
+	struct refused *r;
 
 	if (!u)
 		return;
+	while ((r = u->refused)) {
+		u->refused = r->next;
+		free(r);
+	}
 	for (p = u->procs; p; p = next) {
 		next = p->next;
 		drop_dwfl(p);

@@ -108,6 +108,26 @@ static void push_code(struct collect *c, __u32 pid)
 		bpf_map_update_elem(fd, &pid, &r, BPF_ANY);
 }
 
+/* On the reader's thread, as new code is mapped: BPF sends a stack slice
+ * only for a process whose code it knows, and the main loop may come to
+ * the mapping after the process has died (a crash 20 ms after exec had no
+ * stack). /proc is read now, while it lives. */
+static void code_early(void *ctx, const struct gmt_hdr *e)
+{
+	const struct gmt_mmap *m = (const void *)e;
+	struct collect *c = ctx;
+	struct gmt_code_ranges r = {};
+
+	if (!attach__redacts(c->a) ||
+	    (e->type != GMT_EV_EXEC && (e->type != GMT_EV_MMAP || e->len < sizeof(*m) ||
+					!(m->prot & 4) || m->fd_class != GMT_FD_FILE)))
+		return;
+	r.nr = procfs__code_ranges(e->pid, r.lo, r.hi, GMT_CODE_RANGES);
+	if (r.nr)
+		bpf_map_update_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges), &e->pid, &r,
+				    BPF_ANY);
+}
+
 static void remove_pid(struct collect *c, __u32 pid)
 {
 	size_t i;
@@ -1018,6 +1038,8 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	c->unw = unwinder__new(c->sym);
 	c->drain = drain__new(bpf_map__fd(attach__skel(a)->maps.events), on_ring, c);
+	if (c->drain)
+		drain__set_early(c->drain, code_early, c);
 	if (!c->drain || !c->sym || c->ncpus <= 0) {
 		snprintf(err, size, "setting up the ring buffer failed: %s", strerror(errno));
 		ret = -EIO;

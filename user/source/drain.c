@@ -27,6 +27,8 @@ struct drain {
 	struct ring_buffer *rb;
 	drain_fn fn;
 	void *ctx;
+	drain_early_fn early;
+	void *early_ctx;
 	int efd;
 	pthread_t thread;
 	bool running;
@@ -79,6 +81,8 @@ static int enqueue(void *ctx, void *data, size_t size)
 	/* the record's own length, checked again by the reader */
 	if (size < sizeof(*e) || e->len < sizeof(*e) || e->len > size || e->len % 8)
 		return 0;
+	if (d->early)
+		d->early(d->early_ctx, e);
 	pthread_mutex_lock(&d->lock);
 	need = d->in.len + e->len;
 	if (need > DRAIN_QUEUE_MAX) {
@@ -160,6 +164,12 @@ struct drain *drain__new(int map_fd, drain_fn fn, void *ctx)
 		return NULL;
 	}
 	return d;
+}
+
+void drain__set_early(struct drain *d, drain_early_fn fn, void *ctx)
+{
+	d->early = fn;
+	d->early_ctx = ctx;
 }
 
 int drain__start(struct drain *d)

@@ -21,6 +21,12 @@ typedef int (*drain_fn)(void *ctx, void *data, size_t size);
 /* a reader of the BPF ring buffer map map_fd; records go to fn(ctx, ...)
  * on the thread that calls drain__run. NULL with errno set. */
 struct drain *drain__new(int map_fd, drain_fn fn, void *ctx);
+/* fn(ctx, record) on the reader's thread as each record is read, before
+ * it is queued: for what must be done while the record's process lives
+ * (the main loop may take the record after it has exited). Quick, and
+ * safe beside the main loop. Set before drain__start. */
+typedef void (*drain_early_fn)(void *ctx, const struct gmt_hdr *e);
+void drain__set_early(struct drain *d, drain_early_fn fn, void *ctx);
 /* starts the thread; -errno */
 int drain__start(struct drain *d);
 /* readable when the kernel asked for a reader (the buffer filling, or a

@@ -415,3 +415,46 @@ bool procfs__parse_drm_fdinfo(const char *text, struct gmt_drm_fdinfo *out)
 	}
 	return drm;
 }
+
+void procfs__add_range(__u64 *lo, __u64 *hi, size_t *n, size_t max, __u64 start, __u64 end)
+{
+	size_t k, best;
+
+	if (!max)
+		return;
+	if (*n && start <= hi[*n - 1]) {
+		if (end > hi[*n - 1])
+			hi[*n - 1] = end;
+		return;
+	}
+	if (*n == max) {
+		for (best = 0, k = 1; k < *n; k++)
+			if (lo[k] - hi[k - 1] < lo[best + 1] - hi[best])
+				best = k - 1;
+		hi[best] = hi[best + 1];
+		memmove(lo + best + 1, lo + best + 2, (*n - best - 2) * sizeof(*lo));
+		memmove(hi + best + 1, hi + best + 2, (*n - best - 2) * sizeof(*hi));
+		(*n)--;
+	}
+	lo[*n] = start;
+	hi[(*n)++] = end;
+}
+
+size_t procfs__code_ranges(__u32 pid, __u64 *lo, __u64 *hi, size_t max)
+{
+	char path[64], line[4096];
+	struct procfs_map m;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* /proc lists mappings by address */
+	while (fgets(line, sizeof(line), f))
+		if (procfs__map_line(line, &m) && m.perms[2] == 'x' && m.path[0] == '/')
+			procfs__add_range(lo, hi, &n, max, m.start, m.end);
+	fclose(f);
+	return n;
+}

@@ -518,29 +518,13 @@ static int by_start(const void *a, const void *b)
 size_t symbolizer__code_ranges(struct symbolizer *s, __u32 pid, __u64 *lo, __u64 *hi, size_t max)
 {
 	struct proc_maps *pm = load_maps(s, pid);
-	size_t i, n = 0, k, best;
+	size_t i, n = 0;
 
 	if (!pm || !max)
 		return 0;
 	qsort(pm->maps, pm->nr, sizeof(*pm->maps), by_start);
-	for (i = 0; i < pm->nr; i++) {
-		if (n && pm->maps[i].start <= hi[n - 1]) {
-			if (pm->maps[i].end > hi[n - 1])
-				hi[n - 1] = pm->maps[i].end;
-			continue;
-		}
-		if (n == max) { /* join the two closest neighbours */
-			for (best = 0, k = 1; k < n; k++)
-				if (lo[k] - hi[k - 1] < lo[best + 1] - hi[best])
-					best = k - 1;
-			hi[best] = hi[best + 1];
-			memmove(lo + best + 1, lo + best + 2, (n - best - 2) * sizeof(*lo));
-			memmove(hi + best + 1, hi + best + 2, (n - best - 2) * sizeof(*hi));
-			n--;
-		}
-		lo[n] = pm->maps[i].start;
-		hi[n++] = pm->maps[i].end;
-	}
+	for (i = 0; i < pm->nr; i++)
+		procfs__add_range(lo, hi, &n, max, pm->maps[i].start, pm->maps[i].end);
 	return n;
 }
 

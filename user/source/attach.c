@@ -857,8 +857,8 @@ void attach__free(struct attach *a)
 	if (!a)
 		return;
 	gpulib__free(a->gpu);
-	while (a->nr_links)
-		bpf_link__destroy(a->links[--a->nr_links]);
+	gpulib__destroy_links(a->links, a->nr_links);
+	a->nr_links = 0;
 	gmt_bpf__destroy(a->skel);
 	btf__free(a->vmlinux);
 	if (a->exec_err >= 0)

@@ -42,4 +42,9 @@ void gpulib__drain(struct gpulib *g);
 void gpulib__summary(struct gpulib *g);
 void gpulib__free(struct gpulib *g);
 
+struct bpf_link;
+/* links destroyed from several threads at once (a uprobe's detach waits a
+ * grace period of its own; together they share them) */
+void gpulib__destroy_links(struct bpf_link **links, size_t n);
+
 #endif

@@ -47,27 +47,29 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 {
 	struct llama_conf conf;
 	struct finding *f;
-	double pts = j->n - j->base;
+	double pts = j->n - j->base, lo, hi;
 	bool swings;
 	size_t i;
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n || cited(p, fs))
 		return;
+	lo = lowest(j);
+	hi = highest(j);
 	/* no trend, or a ceiling, but the last far under the most: made and
 	 * let go (ggml-cuda's sweep of graphs unused for 10 s), which neither
 	 * "steady" nor "levelled off" says */
 	swings = (j->r.shape == SHAPE_STEADY || j->r.shape == SHAPE_SETTLED ||
 		  j->r.shape == SHAPE_BOUNDED) &&
-		 highest(j) - j->y[j->n - 1] >= fmax(SWING_MIN, highest(j) / 2);
+		 hi - j->y[j->n - 1] >= fmax(SWING_MIN, hi / 2);
 	f = judged__finding(fs, swings ? F_BOUNDED : judged__kind(j), p, j);
 	if (!f)
 		return;
 	if (swings) {
-		for (i = 0; i < j->n && j->y[i] < highest(j); i++)
+		for (i = 0; i < j->n && j->y[i] < hi; i++)
 			;
-		f->ceiling = highest(j);
-		SAY(f, M_COUNT_SWINGS, SAY_S(j->c.text), highest(j), judged__req_no(j, i),
-		    j->y[j->n - 1], lowest(j), pts, j->per_request);
+		f->ceiling = hi;
+		SAY(f, M_COUNT_SWINGS, SAY_S(j->c.text), hi, judged__req_no(j, i), j->y[j->n - 1],
+		    lo, pts, j->per_request);
 		goto hold;
 	}
 	llama_conf__read(p, &conf);
@@ -83,16 +85,15 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 	case SHAPE_BOUNDED:
 	case SHAPE_SETTLED:
 		f->ceiling = j->r.ceiling;
-		SAY(f, M_COUNT_LEVELS, SAY_S(j->c.text), j->y[0], j->r.ceiling, lowest(j),
-		    highest(j), judged__req_no(j, j->r.change_at), pts, j->per_request);
+		SAY(f, M_COUNT_LEVELS, SAY_S(j->c.text), j->y[0], j->r.ceiling, lo, hi,
+		    judged__req_no(j, j->r.change_at), pts, j->per_request);
 		break;
 	case SHAPE_STEP:
 		SAY(f, M_COUNT_STEP, SAY_S(j->c.text), j->r.step_size, j->y[0], j->y[j->n - 1],
 		    judged__req_no(j, j->r.change_at), j->per_request);
 		break;
 	default:
-		SAY(f, M_COUNT_STEADY, SAY_S(j->c.text), lowest(j), highest(j), pts,
-		    j->per_request);
+		SAY(f, M_COUNT_STEADY, SAY_S(j->c.text), lo, hi, pts, j->per_request);
 		return;
 	}
 hold:

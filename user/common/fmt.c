@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "fmt.h"
 
@@ -136,4 +137,15 @@ char *fmt_col(char *buf, size_t size, const char *s, int width)
 		buf[o++] = ' ';
 	buf[o] = 0;
 	return buf;
+}
+
+const char *fmt_file_kind(unsigned int m)
+{
+	return S_ISFIFO(m) ? "a FIFO" :
+	       S_ISLNK(m)  ? "a symbolic link" :
+	       S_ISDIR(m)  ? "a directory" :
+	       S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m)  ? "a character device" :
+	       S_ISBLK(m)  ? "a block device" :
+			     "not a regular file";
 }

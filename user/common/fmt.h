@@ -24,6 +24,9 @@ const char *fmt_flags(char *buf, size_t size, unsigned int flags, const char *co
  * drive a terminal nor break a JSON reader. Cut at a whole character where
  * dst is too small; always terminated. Returns the length written. */
 size_t fmt_clean(char *dst, size_t size, const char *src, size_t n);
+/* "a FIFO", "a symbolic link", "a directory", ... for a file that is not
+ * the regular file it should be (st_mode) */
+const char *fmt_file_kind(unsigned int mode);
 /* UTF-8 s as a column of width characters: cut at a whole character, then
  * padded with spaces (printf's "%-24.24s" counts bytes); returns buf */
 char *fmt_col(char *buf, size_t size, const char *s, int width);

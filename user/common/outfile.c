@@ -7,18 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "fmt.h"
 #include "outfile.h"
-
-static const char *kind(mode_t m)
-{
-	return S_ISFIFO(m) ? "a FIFO" :
-	       S_ISLNK(m)  ? "a symbolic link" :
-	       S_ISDIR(m)  ? "a directory" :
-	       S_ISSOCK(m) ? "a socket" :
-	       S_ISCHR(m)  ? "a character device" :
-	       S_ISBLK(m)  ? "a block device" :
-			     "not a regular file";
-}
 
 /* root's, or the user's who ran sudo (a trace file is given to them) */
 static bool operators(uid_t uid)
@@ -56,7 +46,7 @@ int outfile__create(int dirfd, const char *name, char *err, size_t size)
 		snprintf(err, size,
 			 "cannot create %s: it is %s, not a regular file; remove it or choose "
 			 "another name",
-			 name, kind(st.st_mode));
+			 name, fmt_file_kind(st.st_mode));
 		return -1;
 	}
 	if (!operators(st.st_uid)) {

@@ -96,36 +96,34 @@ static void add_pid(struct collect *c, __u32 pid)
 
 /* where pid's code lies, for BPF to keep only code and stack addresses of
  * the stacks it sends from faults (gmt_code_ranges) */
+/* pid's code, as /proc says it now, to BPF: it sends a stack slice only
+ * for a process whose code it knows */
 static void push_code(struct collect *c, __u32 pid)
 {
-	int fd = bpf_map__fd(attach__skel(c->a)->maps.code_ranges);
 	struct gmt_code_ranges r = {};
 
 	if (!attach__redacts(c->a))
 		return;
-	r.nr = symbolizer__code_ranges(c->sym, pid, r.lo, r.hi, GMT_CODE_RANGES);
+	r.nr = procfs__code_ranges(pid, r.lo, r.hi, GMT_CODE_RANGES);
 	if (r.nr)
-		bpf_map_update_elem(fd, &pid, &r, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges), &pid, &r,
+				    BPF_ANY);
 }
 
-/* On the reader's thread, as new code is mapped: BPF sends a stack slice
- * only for a process whose code it knows, and the main loop may come to
- * the mapping after the process has died (a crash 20 ms after exec had no
- * stack). /proc is read now, while it lives. */
+/* On the reader's thread, as new code appears (exec, an executable file
+ * mapped, a followed fork): the main loop may come to the record after the
+ * process has died (a crash 20 ms after exec had no stack), so /proc is
+ * read now, while it lives */
 static void code_early(void *ctx, const struct gmt_hdr *e)
 {
 	const struct gmt_mmap *m = (const void *)e;
-	struct collect *c = ctx;
-	struct gmt_code_ranges r = {};
+	const struct gmt_fork *f = (const void *)e;
 
-	if (!attach__redacts(c->a) ||
-	    (e->type != GMT_EV_EXEC && (e->type != GMT_EV_MMAP || e->len < sizeof(*m) ||
-					!(m->prot & 4) || m->fd_class != GMT_FD_FILE)))
-		return;
-	r.nr = procfs__code_ranges(e->pid, r.lo, r.hi, GMT_CODE_RANGES);
-	if (r.nr)
-		bpf_map_update_elem(bpf_map__fd(attach__skel(c->a)->maps.code_ranges), &e->pid, &r,
-				    BPF_ANY);
+	if (e->type == GMT_EV_EXEC || (e->type == GMT_EV_MMAP && e->len >= sizeof(*m) &&
+				       (m->prot & 4) && m->fd_class == GMT_FD_FILE))
+		push_code(ctx, e->pid);
+	else if (e->type == GMT_EV_FORK && e->len >= sizeof(*f) && f->followed)
+		push_code(ctx, f->child_pid);
 }
 
 static void remove_pid(struct collect *c, __u32 pid)
@@ -253,7 +251,6 @@ static void on_mmap(struct collect *c, const struct gmt_mmap *e)
 		symbolizer__refresh(c->sym, e->hdr.pid);
 		if (c->unw)
 			unwinder__refresh(c->unw, e->hdr.pid);
-		push_code(c, e->hdr.pid);
 	}
 	m.hdr.len = sizeof(m);
 	m.nr_ips = 0;
@@ -370,7 +367,6 @@ static int on_ring(void *ctx, void *data, size_t size)
 		symbolizer__refresh(c->sym, e->pid);
 		if (c->unw)
 			unwinder__refresh(c->unw, e->pid);
-		push_code(c, e->pid);
 		reset_faults_sent(c, e->pid);
 		if (c->gpu)
 			gpulib__scan(c->gpu, e->pid);
@@ -386,7 +382,6 @@ static int on_ring(void *ctx, void *data, size_t size)
 				unwinder__forget(c->unw, child);
 			reset_faults_sent(c, child);
 			add_pid(c, child);
-			push_code(c, child);
 		}
 		break;
 	case GMT_EV_EXIT:

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "stream/event.h"
+#include "common/fmt.h"
 #include "procfs.h"
 
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
@@ -99,16 +100,6 @@ static void refuse(__u32 pid, const char *path, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISFIFO(m) ? "a FIFO" :
-	       S_ISDIR(m)  ? "a directory" :
-	       S_ISSOCK(m) ? "a socket" :
-	       S_ISCHR(m)  ? "a character device" :
-	       S_ISBLK(m)  ? "a block device" :
-			     "not a regular file";
-}
-
 /* fd when it is a regular file of a size we read, else closed and -1 */
 static int checked(int fd, __u32 pid, const char *path)
 {
@@ -121,7 +112,7 @@ static int checked(int fd, __u32 pid, const char *path)
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode))
-		refuse(pid, path, "it is %s, not a regular file", file_kind(st.st_mode));
+		refuse(pid, path, "it is %s, not a regular file", fmt_file_kind(st.st_mode));
 	else if ((__u64)st.st_size > PROCFS_MAX_FILE)
 		refuse(pid, path,
 		       "it is %llu bytes, more than the %llu GiB read of a target's file",
@@ -416,7 +407,8 @@ bool procfs__parse_drm_fdinfo(const char *text, struct gmt_drm_fdinfo *out)
 	return drm;
 }
 
-void procfs__add_range(__u64 *lo, __u64 *hi, size_t *n, size_t max, __u64 start, __u64 end)
+/* [start, end), in ascending start order, into lo/hi (*n of max) */
+static void add_range(__u64 *lo, __u64 *hi, size_t *n, size_t max, __u64 start, __u64 end)
 {
 	size_t k, best;
 
@@ -454,7 +446,7 @@ size_t procfs__code_ranges(__u32 pid, __u64 *lo, __u64 *hi, size_t max)
 	/* /proc lists mappings by address */
 	while (fgets(line, sizeof(line), f))
 		if (procfs__map_line(line, &m) && m.perms[2] == 'x' && m.path[0] == '/')
-			procfs__add_range(lo, hi, &n, max, m.start, m.end);
+			add_range(lo, hi, &n, max, m.start, m.end);
 	fclose(f);
 	return n;
 }

@@ -64,11 +64,8 @@ struct procfs_map {
 /* false when the line is not a mapping's */
 bool procfs__map_line(char *line, struct procfs_map *m);
 
-/* [start, end) into the sorted, disjoint ranges lo/hi (*n of at most max),
- * added in ascending start order: joined to the last where they touch, and
- * when max are taken, the two closest neighbours joined */
-void procfs__add_range(__u64 *lo, __u64 *hi, size_t *n, size_t max, __u64 start, __u64 end);
-/* pid's code now: its executable file mappings, as ranges (at most max) */
+/* pid's code now: its executable file mappings, as sorted, disjoint
+ * ranges, at most max (then the two closest neighbours joined) */
 size_t procfs__code_ranges(__u32 pid, __u64 *lo, __u64 *hi, size_t max);
 
 struct gmt_drm_fdinfo;

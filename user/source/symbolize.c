@@ -508,26 +508,6 @@ void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_
 	}
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct mapping *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-size_t symbolizer__code_ranges(struct symbolizer *s, __u32 pid, __u64 *lo, __u64 *hi, size_t max)
-{
-	struct proc_maps *pm = load_maps(s, pid);
-	size_t i, n = 0;
-
-	if (!pm || !max)
-		return 0;
-	qsort(pm->maps, pm->nr, sizeof(*pm->maps), by_start);
-	for (i = 0; i < pm->nr; i++)
-		procfs__add_range(lo, hi, &n, max, pm->maps[i].start, pm->maps[i].end);
-	return n;
-}
-
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out)
 {
 	const struct mapping *m = find_mapping(load_maps(s, pid), ip);

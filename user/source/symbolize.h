@@ -28,9 +28,6 @@ void symbolizer__refresh(struct symbolizer *s, __u32 pid);
  * file opened, which fn owns */
 typedef void (*symbolizer_module_fn)(const char *path, __u64 bias, int fd, void *arg);
 void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_fn fn, void *arg);
-/* pid's code as address ranges, sorted, at most `max` (the closest merged):
- * their number */
-size_t symbolizer__code_ranges(struct symbolizer *s, __u32 pid, __u64 *lo, __u64 *hi, size_t max);
 /* 0, or -errno when the address is in no known mapping */
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out);
 

@@ -109,6 +109,67 @@ test_crash_names_the_thread_its_stack_and_the_request() {
 	done
 }
 
+# A corrupted heap, found by glibc's tcache check inlined in malloc itself
+# (--crash-heap: the HTTP thread overwrites a freed chunk's link): the abort
+# is named, and the corrupted heap, with abort right above malloc in the
+# stack (no _int_malloc between). glibc's line on the workload's stderr and
+# the shell's wait status are the truth.
+test_crash_heap_check_in_malloc_is_named() {
+	need_root
+	local f rc tid
+	rm -f "$T/go" "$T/wl.err"
+	mkfifo "$T/go"
+	"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 --crash-heap 2>"$T/wl.err" &
+	WL_PID=$!
+	start_tracer --json -i 0.2 -p "$WL_PID" || return 1
+	echo go >"$T/go"
+	wait "$WL_PID"
+	rc=$?
+	wait_tracer || return 1
+	tid=$(grep -oP 'http_server tid \K[0-9]+' "$T/wl.err")
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$rc" = 134 ] && grep -q "malloc(): unaligned tcache chunk" "$T/wl.err"' \
+		"glibc aborted: status $rc, $(tail -1 "$T/wl.err")" || return 1
+	expect '[ "$(jqr .signal <<<"$f")" = 6 ] && [ "$(jqr .thread_id <<<"$f")" = "$tid" ]' \
+		"SIGABRT in the thread the workload named ($tid): $(jq -c '[.signal, .thread_id]' <<<"$f")" ||
+		return 1
+	expect 'jq -e "(.reasons | index(\"crash_heap\")) != null and
+		([.stacks[0].stack[].symbol] | index(\"heap_here\")) != null" <<<"$f" >/dev/null' \
+		"the corrupted heap, in heap_here: $(jq -c '[.reasons, [.stacks[0].stack[].symbol]]' <<<"$f")"
+}
+
+# A pointer no process can have (--crash-gp: a non-canonical address): on
+# x86-64 the CPU raises a general protection fault and the kernel gives
+# SIGSEGV with no address (SI_KERNEL). The verdict must not invent one
+# ("at address 0x0"); the kernel's own line is the truth for the thread and
+# the instruction, the shell's wait status for the signal.
+test_crash_general_protection_fault_names_no_address() {
+	need_root
+	local f rc tid since
+	rm -f "$T/go" "$T/wl.err"
+	mkfifo "$T/go"
+	"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 --crash-gp 2>"$T/wl.err" &
+	WL_PID=$!
+	start_tracer --json -i 0.2 -p "$WL_PID" || return 1
+	since=$(uptime_now)
+	echo go >"$T/go"
+	wait "$WL_PID"
+	rc=$?
+	wait_tracer || return 1
+	tid=$(grep -oP 'http_server tid \K[0-9]+' "$T/wl.err")
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$rc" = 139 ] && [ "$(jqr .signal <<<"$f")" = 11 ] && [ "$(jqr .thread_id <<<"$f")" = "$tid" ]' \
+		"SIGSEGV (status $rc) in the thread the workload named ($tid): $(jq -c '[.signal, .thread_id]' <<<"$f")" ||
+		return 1
+	if [ "$(uname -m)" = x86_64 ]; then
+		expect '[ "$(jqr .signal_code <<<"$f")" = 128 ] && ! jq -e ".message | test(\"at address\")" <<<"$f" >/dev/null' \
+			"no address made up: $(jq -c '[.signal_code, .fault_address]' <<<"$f")" || return 1
+	fi
+	fault_matches_kernel "$f" "$since"
+}
+
 # -p PID, and the pid comes back as another process as soon as the target
 # exits (tests/pidat: clone3 with set_tid): the tracer ends with the target,
 # and the new process's 64 MiB is in none of its figures

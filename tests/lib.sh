@@ -124,6 +124,43 @@ release_workload() {
 
 jqr() { jq -r "$@"; }
 
+# uptime_now: seconds since boot, less one, as the kernel log stamps lines
+uptime_now() { awk '{ print $1 - 1 }' /proc/uptime; }
+
+# fault_matches_kernel FINDING SINCE: the exit verdict FINDING of a SIGSEGV
+# against the kernel's own line for it (exception-trace, on by default),
+# logged after SINCE (uptime_now): "comm[tid]: segfault at ADDR ip IP ..."
+# or, x86's #GP, "traps: comm[tid] general protection fault ip:IP ...". The
+# thread, the first frame's address and the fault address (none for #GP)
+# must be the kernel's.
+fault_matches_kernel() {
+	local f=$1 since=$2 tid line ip
+	tid=$(jqr .thread_id <<<"$f")
+	line=$(dmesg 2>/dev/null | awk -v s="$since" -v t="[$tid]" '
+		{ ts = $0; sub(/^\[ */, "", ts); sub(/\].*/, "", ts) }
+		ts + 0 >= s + 0 && index($0, t) && /segfault at|general protection fault/' | tail -1)
+	echo "# the kernel: ${line:-no fault line for thread $tid}"
+	if [ -z "$line" ]; then
+		# printk's rate limit (10 in 5 s) can drop it: no figure to judge by
+		expect 'jq -e ".thread != null and .thread_id > 0" <<<"$f" >/dev/null' \
+			"a named thread: $(jq -c '[.thread_id, .thread]' <<<"$f")"
+		return
+	fi
+	if [[ $line == *"general protection fault"* ]]; then
+		ip=$(sed -n 's/.* ip:\([0-9a-f]*\) .*/\1/p' <<<"$line")
+		expect '[ "$(jqr .signal_code <<<"$f")" = 128 ] && [ "$(jqr .fault_address <<<"$f")" = null ] &&
+			jq -e ".message | test(\"general protection fault\")" <<<"$f" >/dev/null' \
+			"a general protection fault, no address: $(jq -c '[.signal_code, .fault_address]' <<<"$f")" ||
+			return 1
+	else
+		ip=$(sed -n 's/.* ip 0*\([0-9a-f]*\) .*/\1/p' <<<"$line")
+		expect '[ "$(printf "%x" "$(jqr .fault_address <<<"$f")")" = "$(sed -n "s/.*segfault at \([0-9a-f]*\) .*/\1/p" <<<"$line")" ]' \
+			"the fault address: $(jqr .fault_address <<<"$f")" || return 1
+	fi
+	expect '[ "$(printf "%x" "$(jqr ".stacks[0].stack[0].ip" <<<"$f")")" = "$ip" ]' \
+		"the first frame at the kernel's ip $ip: $(jq -c '.stacks[0].stack[0]' <<<"$f")"
+}
+
 # the report in $1 against the workload summary in $2 for process index $3:
 # RSS growth within 2%, faults within 5%, the mmaps exactly, with stacks
 check_growth() {

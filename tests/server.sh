@@ -808,36 +808,73 @@ test_server_image_requests_on_lavapipe() {
 		"the crash told: status $rc, $(jq -c '[.signal, .requests_in_flight, .thread]' <<<"$f")"
 }
 
-# A real crash: the same pair on lavapipe (-ngl 99) aborts on its first
-# image request, every time, with glibc's "corrupted double-linked list" (a
-# corrupted heap, found in malloc while ggml-vulkan loads its shaders). The
-# exit verdict names the abort, the thread and its stack down to
-# ggml-vulkan's frame, the corrupted heap, and the request in flight
+# A real crash: the same pair on lavapipe (-ngl 99) dies on its first image
+# request, every time, of a corrupted heap. Most runs glibc's check aborts
+# ("corrupted double-linked list", found in malloc while ggml-vulkan loads
+# its shaders); about 1 in 20 a lavapipe worker follows a broken pointer
+# first. Each way is judged by a figure the tool did not compute: the exit
+# status, glibc's line on stderr, the kernel's segfault line. The exit
+# verdict names the signal, the thread and its stack, the corrupted heap
+# when glibc found it, and the request in flight
 test_server_image_crash_on_lavapipe_is_explained() {
 	need_llama_server || return 1
 	need_lavapipe
-	local f rc
+	local f rc try since
 	vision_pair gemma3 || return 1
-	GGML_VK_VISIBLE_DEVICES=0 start_server --mmproj "$T/mmproj.gguf" -np 1 -c 4096 -t 1 -ngl 99 ||
-		return 1
-	start_tracer --json -p "$SERVER_PID" || return 1
-	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 1 --tokens 8 \
-		--paths /v1/chat/completions --images --stream no >/dev/null 2>&1
+	# the corruption can also miss what malloc checks (2 runs in ~30): the
+	# server answers and lives, there is no crash to explain, and it starts over
+	for try in 1 2 3; do
+		rm -f "$T/server.log"
+		GGML_VK_VISIBLE_DEVICES=0 start_server --mmproj "$T/mmproj.gguf" -np 1 -c 4096 -t 1 -ngl 99 ||
+			return 1
+		start_tracer --json -p "$SERVER_PID" || return 1
+		since=$(uptime_now)
+		timeout 60 python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 1 --tokens 8 \
+			--paths /v1/chat/completions --images --stream no >/dev/null 2>&1
+		timeout 30 tail --pid="$SERVER_PID" -f /dev/null
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			break
+		fi
+		echo "# try $try: the server lives: $(tail -1 "$T/server.log")"
+		kill -KILL "$SERVER_PID"
+		wait "$SERVER_PID"
+		wait_tracer
+		[ "$try" = 3 ] && { expect false "a crash in 3 tries"; return 1; }
+	done
 	wait "$SERVER_PID"
 	rc=$?
 	wait_tracer || return 1
 	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
 	echo "# status $rc; the server's last line: $(tail -1 "$T/server.log")"
 	echo "# $(jqr .message <<<"$f")"
-	expect '[ "$rc" = 134 ] && [ "$(jqr .signal <<<"$f")" = 6 ] && [ "$(jqr .thread_id <<<"$f")" = "$SERVER_PID" ]' \
-		"SIGABRT in the server's main thread: status $rc, $(jq -c '[.signal, .thread_id]' <<<"$f")" || return 1
-	# glibc said why on the server's standard error; the tool, from the stack
-	expect 'grep -q "corrupted\|malloc(): \|free(): " "$T/server.log" &&
-		jq -e "(.reasons | index(\"crash_heap\")) != null" <<<"$f" >/dev/null' \
-		"a corrupted heap: $(tail -1 "$T/server.log"); $(jq -c .reasons <<<"$f")" || return 1
-	expect 'jq -e "[.stacks[0].stack[].module] | index(\"libggml-vulkan.so\") != null" <<<"$f" >/dev/null' \
-		"the stack reaches ggml-vulkan: $(jq -c '[.stacks[0].stack[] | .symbol + "@" + .module]' <<<"$f")" ||
+	case $rc in
+	134)
+		expect '[ "$(jqr .signal <<<"$f")" = 6 ]' "SIGABRT: status $rc, signal $(jqr .signal <<<"$f")" ||
+			return 1
+		# glibc said why on the server's standard error; the tool, from the stack
+		expect 'tail -1 "$T/server.log" | grep -q "corrupt\|malloc\|free\|munmap_chunk" &&
+			jq -e "(.reasons | index(\"crash_heap\")) != null" <<<"$f" >/dev/null' \
+			"a corrupted heap: $(tail -1 "$T/server.log"); $(jq -c .reasons <<<"$f")" || return 1
+		# the stack: glibc's abort, from its heap check, called from the
+		# program (where the corruption was found, not where it was made:
+		# ggml-vulkan, lavapipe or llama.cpp's KV cache, run to run)
+		expect 'jq -e "[.stacks[0].stack[] | .symbol] as \$s |
+			(\$s | index(\"abort\")) != null and
+			any(\$s[]; test(\"^(malloc|cfree|free|_int_malloc|_int_free|unlink_chunk|malloc_consolidate)\")) and
+			any(.stacks[0].stack[]; .module != \"libc.so.6\")" <<<"$f" >/dev/null' \
+			"abort, glibc's heap check and its caller: $(jq -c '[.stacks[0].stack[] | .symbol + "@" + .module]' <<<"$f")" ||
+			return 1
+		;;
+	139)
+		expect '[ "$(jqr .signal <<<"$f")" = 11 ]' "SIGSEGV: status $rc, signal $(jqr .signal <<<"$f")" ||
+			return 1
+		fault_matches_kernel "$f" "$since" || return 1
+		;;
+	*)
+		expect false "the server died of SIGABRT or SIGSEGV: status $rc"
 		return 1
+		;;
+	esac
 	expect '[ "$(jqr .request_in_flight <<<"$f")" = 1 ] && jq -e ".message | test(\"serving request 1 \\\\(POST /v1/chat/completions\\\\)\")" <<<"$f" >/dev/null' \
 		"the image request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")"
 }

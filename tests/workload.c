@@ -25,6 +25,10 @@
  *               touches them first
  * --crash       the HTTP server thread (--http) dereferences NULL while it
  *               serves the last request, in crash_here < http_server
+ * --crash-heap  instead, it overwrites a freed chunk's link and mallocs:
+ *               glibc's inlined tcache check aborts in malloc itself
+ * --crash-gp    instead, it reads a non-canonical address: on x86-64 a
+ *               general protection fault, SIGSEGV with no address
  * --secret      the steps run below a frame whose 8 KiB of stack hold
  *               "SECRET-REQUEST-BYTES!" over and over, as a server's
  *               stack holds a request: none of it may leave the kernel
@@ -254,6 +258,21 @@ __attribute__((noinline)) static int crash_here(volatile int *p)
 	return *p;
 }
 
+/* a use after free: the freed chunk's tcache link overwritten, so the
+ * second malloc of its size finds a misaligned chunk and glibc aborts */
+__attribute__((noinline)) static void heap_here(void)
+{
+	char *volatile a = malloc(40), *volatile b = malloc(40);
+
+	free(b); /* two in the cache: the second malloc reads a's link */
+	free(a);
+	for (int i = 0; i < 8; i++) /* no memset: a store the compiler keeps */
+		((volatile char *)a)[i] = 0x41;
+	b = malloc(40);
+	b = malloc(40);
+	fprintf(stderr, "not reached: %p\n", (void *)b);
+}
+
 static void *http_server(void *arg)
 {
 	int ls = *(int *)arg, fd = accept(ls, NULL, NULL);
@@ -268,8 +287,12 @@ static void *http_server(void *arg)
 		fprintf(stderr, "http_server tid %ld\n", (long)syscall(SYS_gettid));
 	for (i = 0; i < http_n; i++) {
 		read_msg(fd, sizeof(http_req) - 1);
-		if (http_crash && i == http_n - 1)
+		if (http_crash == 1 && i == http_n - 1)
 			crash_here(NULL);
+		if (http_crash == 3 && i == http_n - 1)
+			crash_here((volatile int *)0x8000000000000000ull);
+		if (http_crash == 2 && i == http_n - 1)
+			heap_here();
 		if (write(fd, http_resp, sizeof(http_resp) - 1) != sizeof(http_resp) - 1)
 			exit(2);
 	}
@@ -352,6 +375,10 @@ int main(int argc, char **argv)
 			spawn_n = atol(v), i++;
 		else if (!strcmp(argv[i], "--crash"))
 			http_crash = 1;
+		else if (!strcmp(argv[i], "--crash-heap"))
+			http_crash = 2;
+		else if (!strcmp(argv[i], "--crash-gp"))
+			http_crash = 3;
 		else if (!strcmp(argv[i], "--http"))
 			http_reqs = atol(v), i++;
 		else if (!strcmp(argv[i], "--threads"))

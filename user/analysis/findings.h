@@ -285,6 +285,7 @@ const char *findings__bound_name(enum role_bound b);
 void findings__failures(const struct model *m, const struct model_proc *p, struct findings *f);
 /* an exit by a signal or with a failing status (findings_exit.c) */
 void findings__exit(const struct model *m, const struct model_proc *p, struct findings *f);
+bool crash__fault(int sig, int code);
 /* evictions of p's buffers against its decode rate (findings_bo.c) */
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *f);
 

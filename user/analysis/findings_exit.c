@@ -38,6 +38,39 @@ static bool in_libc(const struct model_frame *fr)
 	return !strncmp(mod, "libc.so", 7) || !strncmp(mod, "libc-", 5);
 }
 
+/* a fault at an address: SIGSEGV, SIGBUS, SIGFPE, SIGILL with the CPU's
+ * reason in si_code; SI_KERNEL (x86's general protection fault, or a signal
+ * the kernel sent) carries no address */
+bool crash__fault(int sig, int code)
+{
+	return code > 0 && code != SI_KERNEL &&
+	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
+
+/* the C library's allocator: its checks call __libc_message from inner
+ * functions or, inlined (tcache's), from malloc and free themselves */
+static bool heap_frame(const struct model_frame *fr)
+{
+	static const char *const inner[] = { "_int_", "unlink_chunk", "malloc_consolidate",
+					     "malloc_arena", "tcache" };
+	static const char *const outer[] = { "malloc",	       "free",		 "cfree",
+					     "realloc",	       "calloc",	 "__libc_malloc",
+					     "__libc_free",    "__libc_realloc", "__libc_calloc",
+					     "__libc_memalign" };
+	size_t i, n;
+
+	if (!fr->sym || !in_libc(fr))
+		return false;
+	for (i = 0; i < sizeof(inner) / sizeof(inner[0]); i++)
+		if (strstr(fr->sym, inner[i]))
+			return true;
+	n = strcspn(fr->sym, "@"); /* cfree@GLIBC_2.2.5 */
+	for (i = 0; i < sizeof(outer) / sizeof(outer[0]); i++)
+		if (strlen(outer[i]) == n && !strncmp(fr->sym, outer[i], n))
+			return true;
+	return false;
+}
+
 static size_t frame_text(const struct model_frame *fr, char *buf, size_t size)
 {
 	/* a stripped frame: its file and offset; none: its address (the
@@ -73,13 +106,7 @@ static void crash_label(const struct model *m, __u32 stack_id, char *buf, size_t
 			len += snprintf(buf + len, size - len, " < ");
 		if (len < size)
 			len += frame_text(&st->frames[i], buf + len, size - len);
-		*heap |= message && st->frames[i].sym &&
-			 (strstr(st->frames[i].sym, "_int_malloc") ||
-			  strstr(st->frames[i].sym, "_int_free") ||
-			  strstr(st->frames[i].sym, "unlink_chunk") ||
-			  strstr(st->frames[i].sym, "_int_realloc") ||
-			  strstr(st->frames[i].sym, "malloc_arena") ||
-			  strstr(st->frames[i].sym, "tcache"));
+		*heap |= message && heap_frame(&st->frames[i]);
 	}
 	for (; i < st->nr_frames && len < size; i++)
 		if (st->frames[i].sym && st->frames[i].sym[0] && !in_libc(&st->frames[i])) {
@@ -127,7 +154,7 @@ static void crash(const struct model *m, const struct model_proc *p, int sig, st
 		finding__num(f, "signal_code", g->code);
 		finding__num(f, "thread_id", g->tid);
 		finding__str(f, "thread", g->comm);
-		if (g->code > 0 && sig != SIGABRT && sig != SIGTRAP && sig != SIGSYS)
+		if (crash__fault(sig, g->code))
 			finding__num(f, "fault_address", g->addr);
 		if (g->sender)
 			finding__num(f, "sender_pid", g->sender);

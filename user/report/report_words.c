@@ -501,10 +501,17 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 		return put(buf, size, len, ".");
 	case M_CRASH_THREAD:
 		/* a fault (si_code > 0) in the thread, or a signal sent to it */
-		if (v[1] > 0 && v[5] != SIGABRT && v[5] != SIGTRAP && v[5] != SIGSYS)
+		if (crash__fault(v[5], v[1]))
 			len = put(buf, size, len,
 				  " It faulted in thread '%s' (tid %.0f) at address 0x%llx",
 				  x->s[0], v[0], (unsigned long long)v[2]);
+		else if (v[5] == SIGSEGV && v[1] == SI_KERNEL)
+			/* x86's #GP: the kernel knows no address to give */
+			len = put(buf, size, len,
+				  " It took a general protection fault in thread '%s' (tid %.0f): "
+				  "an address no process can map, as a corrupted pointer gives "
+				  "(the CPU names no address)",
+				  x->s[0], v[0]);
 		else if (v[5] == SIGABRT && v[4])
 			len = put(buf, size, len, " Thread '%s' (tid %.0f) called abort", x->s[0],
 				  v[0]);
@@ -514,6 +521,11 @@ static size_t sentence(const struct finding *f, const struct finding_say *x, cha
 				" The signal was sent by pid %.0f (kill) and taken by thread '%s' "
 				"(tid %.0f)",
 				v[3], x->s[0], v[0]);
+		else if (v[1] == SI_KERNEL)
+			len = put(buf, size, len,
+				  " The kernel sent it (as its OOM killer does) and thread '%s' "
+				  "(tid %.0f) took it",
+				  x->s[0], v[0]);
 		else
 			len = put(buf, size, len, " It was taken by thread '%s' (tid %.0f)",
 				  x->s[0], v[0]);

@@ -43,6 +43,7 @@ enum gmt_type {
 	GMT_EV_MEM_LIMIT = 30,	 /* user: its cgroup's memory limit and use, each interval */
 	GMT_EV_LLAMA_STATE = 31, /* llama.cpp copied a sequence's state out or in */
 	GMT_EV_SIGNAL = 32,	 /* a fatal signal delivered to a target's thread */
+	GMT_EV_TIMINGS = 33,	 /* a response's own figures: llama-server's timings */
 	GMT_EV_MAX,
 };
 
@@ -569,6 +570,31 @@ struct gmt_http {
 	__u32 pad;
 	char method[8];
 	char path[64];
+};
+
+/* the bits of gmt_timings.have */
+enum gmt_timings_have {
+	GMT_TM_PROMPT_N = 1,
+	GMT_TM_PREDICTED_N = 2,
+	GMT_TM_CACHE_N = 4,
+	GMT_TM_PROMPT_MS = 8,
+	GMT_TM_PREDICTED_MS = 16,
+	GMT_TM_INDEX = 32,
+};
+
+/* A response's `timings` object, as llama-server wrote it in the body (a
+ * stream's: in an event; several tasks: one each): the digits of these
+ * keys, and of the task's "index" before it, are the only body bytes read
+ * (bpf/timings_parse.bpf.h), and only their values leave the kernel. */
+struct gmt_timings {
+	struct gmt_hdr hdr;
+	__u64 conn;	    /* the connection, as gmt_http's */
+	__u64 prompt_us;    /* prompt_ms, to the microsecond */
+	__u64 predicted_us; /* predicted_ms, likewise */
+	__u32 fd;
+	__u32 index; /* the task's, when GMT_TM_INDEX */
+	__u32 prompt_n, predicted_n, cache_n;
+	__u32 have; /* enum gmt_timings_have */
 };
 
 enum gmt_decode_kind {

@@ -9,18 +9,20 @@
  * only method, path, status and byte counts are sent. */
 #include "syscalls.bpf.h"
 #include "http_parse.bpf.h"
+#include "timings_parse.bpf.h"
 
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
 #define FEED_CHUNK 256	     /* bytes copied from the user at a time */
 #define FEED_STEPS (1 << 16) /* bpf_loop steps a call may take: then lost */
+#define SCAN_MAX (48 << 10)  /* body bytes of a call scanned for timings */
 
-/* one connection of a target; room for more per-direction state (the
- * response's body: issue 33) in http_msg */
+/* one connection of a target */
 struct conn {
 	__u64 id;
 	__u64 bytes_in, bytes_out;
 	struct http_msg req, resp;
+	struct tm_scan tm; /* the response body's timings */
 	__u64 heads;  /* of the requests not yet answered, oldest lowest: HEAD */
 	__u16 status; /* of the response going out */
 	__u8 responding, sse, tls, seen;
@@ -44,6 +46,7 @@ struct feed {
 	__u64 at, len;	     /* the current piece: its next byte, bytes left */
 	__u64 total;	     /* bytes of the call still to parse */
 	__u64 done, mark;    /* bytes parsed; where the response going out began */
+	__u64 scanned;	     /* body bytes scanned for timings */
 	__u32 have, pos;     /* b: bytes copied, the next one */
 	int fd;
 	__u8 resp, lost;
@@ -114,6 +117,25 @@ static __always_inline void request_event(struct conn *c, int fd)
 	gmt_submit(e);
 }
 
+/* the figures of a timings object the response's body just closed */
+static __always_inline void timings_event(struct conn *c, int fd)
+{
+	struct gmt_timings *e = gmt_reserve(sizeof(*e), GMT_EV_TIMINGS, GMT_SRC_HTTP);
+
+	if (!e)
+		return;
+	e->conn = c->id;
+	e->fd = fd;
+	e->index = c->tm.index;
+	e->prompt_n = c->tm.prompt_n;
+	e->predicted_n = c->tm.predicted_n;
+	e->cache_n = c->tm.cache_n;
+	e->prompt_us = c->tm.prompt_us;
+	e->predicted_us = c->tm.predicted_us;
+	e->have = c->tm.have;
+	gmt_submit(e);
+}
+
 struct iov {
 	__u64 base, len;
 };
@@ -151,6 +173,7 @@ static __always_inline void feed_out(struct conn *c, struct feed *f, int out, __
 		c->status = c->resp.status;
 		c->sse = !!(c->resp.flags & HP_F_SSE);
 		c->responding = 1;
+		tm__reset(&c->tm);
 		e = http_event(c, f->fd, GMT_HTTP_RESP_BEGIN);
 		if (e)
 			gmt_submit_now(e);
@@ -170,8 +193,9 @@ static long feed_step(__u64 i, struct feed_ctx *x)
 	struct feed *f = x->f;
 	struct http_msg *m = f->resp ? &c->resp : &c->req;
 	struct iov v = {};
+	bool scan;
 	__u64 n;
-	__u8 was;
+	__u8 was, b;
 	int out;
 
 	if (!f->total)
@@ -188,7 +212,14 @@ static long feed_step(__u64 i, struct feed_ctx *x)
 		f->have = f->pos = 0;
 		return 0;
 	}
-	n = http__skip(m, f->len);
+	/* a response's body is read for its timings, up to SCAN_MAX a call */
+	scan = f->resp && (m->state == HP_BODY || m->state == HP_CHUNK_DATA) &&
+	       c->tm.state != TM_OFF;
+	if (scan && f->scanned >= SCAN_MAX) {
+		c->tm.state = TM_OFF;
+		scan = false;
+	}
+	n = scan ? 0 : http__skip(m, f->len);
 	if (n) {
 		f->at += n;
 		f->len -= n;
@@ -212,7 +243,13 @@ static long feed_step(__u64 i, struct feed_ctx *x)
 		f->pos = 0;
 	}
 	was = m->state;
-	out = http__byte(m, f->b[f->pos & (FEED_CHUNK - 1)]);
+	b = f->b[f->pos & (FEED_CHUNK - 1)];
+	out = http__byte(m, b);
+	if (scan) {
+		f->scanned++;
+		if (tm__byte(&c->tm, b))
+			timings_event(c, f->fd);
+	}
 	f->pos++;
 	f->at++;
 	f->len--;
@@ -242,6 +279,7 @@ static __always_inline void feed(struct conn *c, int fd, bool resp, __u64 first,
 	f->len = first_len < total ? first_len : total;
 	f->total = total;
 	f->done = f->mark = 0;
+	f->scanned = 0;
 	f->have = f->pos = 0;
 	f->fd = fd;
 	f->resp = resp;

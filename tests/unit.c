@@ -29,6 +29,10 @@
 #include "report/report_words.h"
 #include "stream/tracedir.h"
 #include "stream/tracefile.h"
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#include "timings_parse.bpf.h"
 
 static int failed;
 static char tmpdir[] = "/tmp/gmt-unit-XXXXXX";
@@ -2493,6 +2497,90 @@ static void test_fmt_clean(void)
 		   "whole characters in a small buffer");
 }
 
+/* the timings scanner (bpf/timings_parse.bpf.h) over a body: the objects it
+ * completes, fed in one piece */
+struct tm_seen {
+	int n;
+	struct tm_scan last;
+};
+
+static struct tm_seen tm_feed(const char *body, size_t len)
+{
+	struct tm_seen r = { 0 };
+	struct tm_scan s;
+	size_t i;
+
+	memset(&s, 0, sizeof(s));
+	tm__reset(&s);
+	for (i = 0; i < len; i++)
+		if (tm__byte(&s, (__u8)body[i])) {
+			r.n++;
+			r.last = s;
+		}
+	return r;
+}
+
+#define TM_FEED(lit) tm_feed(lit, sizeof(lit) - 1)
+
+static void test_timings_scan(void)
+{
+	struct tm_seen r;
+
+	/* llama-server's own: a chat completion's last fields */
+	r = TM_FEED("{\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"message\":"
+		    "{\"role\":\"assistant\",\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":8},"
+		    "\"timings\":{\"cache_n\":3,\"prompt_n\":36,\"prompt_ms\":30.958,"
+		    "\"prompt_per_token_ms\":0.86,\"prompt_per_second\":1162.9,\"predicted_n\":8,"
+		    "\"predicted_ms\":661.0645,\"predicted_per_token_ms\":82.6,"
+		    "\"predicted_per_second\":12.1}}");
+	ASSERT_EQ(r.n, 1, "one timings object");
+	ASSERT_EQ(r.last.prompt_n, 36, "prompt_n");
+	ASSERT_EQ(r.last.predicted_n, 8, "predicted_n");
+	ASSERT_EQ(r.last.cache_n, 3, "cache_n");
+	ASSERT_EQ(r.last.prompt_us, 30958, "prompt_ms to the microsecond");
+	ASSERT_EQ(r.last.predicted_us, 661064, "predicted_ms, its fourth digit dropped");
+	ASSERT_EQ(r.last.have & TM_INDEX, TM_INDEX, "the choice's index");
+	ASSERT_EQ(r.last.index, 0, "index 0");
+
+	/* a stream's last event, in a chunk's data */
+	r = TM_FEED("data: {\"choices\":[{\"finish_reason\":\"stop\",\"index\":2,\"delta\":{}}],"
+		    "\"timings\":{\"prompt_n\":5,\"prompt_ms\":1,\"predicted_n\":17,\"predicted_ms\":"
+		    "250.5}}\n\ndata: [DONE]\n\n");
+	ASSERT_EQ(r.n, 1, "in an event stream");
+	ASSERT_EQ(r.last.index, 2, "the task's index");
+	ASSERT_EQ(r.last.prompt_us, 1000, "an integer ms");
+	ASSERT_EQ(r.last.predicted_us, 250500, "one fraction digit");
+
+	/* text that spells the keys, in strings: a model's output, a prompt
+	 * echoed back, a key of the client's own with a quote in its name */
+	r = TM_FEED("{\"content\":\"\\\"timings\\\":{\\\"prompt_n\\\":999,\\\"predicted_n\\\":999}\","
+		    "\"prompt\":\"x\\\\\",\"a\\\"timings\":{\"prompt_n\":7,\"predicted_n\":7},"
+		    "\"s\":\"\\\"index\\\":5\"}");
+	ASSERT_EQ(r.n, 0, "nothing from strings or escaped keys");
+	r = TM_FEED("{\"content\":\"\\\\\",\"timings\":{\"prompt_n\":4,\"predicted_n\":2}}");
+	ASSERT_EQ(r.n, 1, "a string ending in an escaped backslash closes");
+	ASSERT_EQ(r.last.prompt_n, 4, "and the key after it is read");
+
+	/* values llama-server never writes are not taken */
+	r = TM_FEED("{\"timings\":{\"prompt_n\":-4,\"predicted_n\":2}}");
+	ASSERT_EQ(r.n, 0, "a negative count");
+	r = TM_FEED("{\"timings\":{\"prompt_n\":4,\"predicted_n\":2e3}}");
+	ASSERT_EQ(r.n, 0, "an exponent");
+	r = TM_FEED("{\"timings\":{\"prompt_n\":{\"predicted_n\":2},\"predicted_n\":2}}");
+	ASSERT_EQ(r.n, 0, "a nested object");
+	r = TM_FEED("{\"timings\":{\"prompt_n\":99999999999999999999,\"predicted_n\":2}}");
+	ASSERT_EQ(r.n, 0, "a count past 2^40");
+	/* a body that is not JSON is not looked at */
+	r = TM_FEED("<html>\"timings\":{\"prompt_n\":4,\"predicted_n\":2}}");
+	ASSERT_EQ(r.n, 0, "HTML");
+	/* an array of results: one each */
+	r = TM_FEED("[{\"index\":0,\"timings\":{\"prompt_n\":4,\"predicted_n\":2}},"
+		    "{\"index\":1,\"timings\":{\"prompt_n\":6,\"predicted_n\":3}}]");
+	ASSERT_EQ(r.n, 2, "two results");
+	ASSERT_EQ(r.last.index, 1, "the second's index");
+	ASSERT_EQ(r.last.predicted_n, 3, "the second's tokens");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2539,6 +2627,7 @@ static const struct {
 	{ "unit_words_of_each_code", test_words_of_each_code },
 	{ "unit_search_after", test_search_after },
 	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },
+	{ "unit_timings_scan", test_timings_scan },
 };
 
 int main(int argc, char **argv)

@@ -5,7 +5,11 @@ client measured with its own clock (client.py) and what llama-server said of
 each request (`timings`) and in all (/metrics). Prints a table and a summary
 line; exits 1, after "# " lines saying what was off, when anything is.
 
-  compare.py REPORT.json CLIENT.json [--no-metrics]
+  compare.py REPORT.json CLIENT.json [--no-metrics] [--decodes]
+
+Each request's tokens must come from the server's own timings, as read in
+its response (tokens_from "server"); with --decodes, from llama.cpp's
+decodes counted (the per-token probes, gpumemtrace --decodes).
 
 Requests are paired by path and by the client's start and end against the
 tool's (same machine, both on CLOCK_REALTIME), one to one. The tool counts
@@ -36,6 +40,7 @@ def main():
     report = json.load(open(sys.argv[1]))
     client = json.load(open(sys.argv[2]))
     check_metrics = "--no-metrics" not in sys.argv[3:]
+    source = "decodes" if "--decodes" in sys.argv[3:] else "server"
     t0 = report["session"]["start_realtime_ns"] / 1e6
     proc = report["processes"][0]
     # requests the server read and closed without an answer (llama-server
@@ -62,7 +67,7 @@ def main():
         rows.append((c, tool[match[ci]] if ci in match else None))
 
     lat_err = ttfb_err = rate_err = wait = 0
-    tok_ok = 0
+    tok_ok = from_ok = 0
     out = ["\t".join(["#", "path", "stream", "keep", "latency ms tool/client",
                       "ttfb ms tool/client", "read after send ms", "prompt tool/server", "gen tool/server",
                       "tok/s tool/server", "err"])]
@@ -98,6 +103,9 @@ def main():
                        f"measured {c['ttfb_ms']:.1f} ms")
         if r["event_stream"] != c["stream"]:
             bad.append(f"request {k}: event stream {r['event_stream']}, sent {c['stream']}")
+        if t and r.get("tokens_from") != source:
+            bad.append(f"request {k}: tokens from {r.get('tokens_from')}, not {source}")
+        from_ok += r.get("tokens_from") == source
         if r["prompt_tokens"] != t.get("prompt_n"):
             bad.append(f"request {k}: {r['prompt_tokens']} prompt tokens, the server says "
                        f"{t.get('prompt_n')}")
@@ -154,7 +162,8 @@ def main():
                     bad.append(f"{what}: {got} in all, /metrics says {want:.0f}")
             sums = "; sums tool/metrics: " + ", ".join(f"{w} {g}/{t:.0f}" for w, g, t in checks)
     print("\n".join(out))
-    print(f"found {sum(1 for _, r in rows if r)}/{n}; tokens exact {tok_ok}/{n}; "
+    print(f"found {sum(1 for _, r in rows if r)}/{n}; tokens exact {tok_ok}/{n} "
+          f"(from {source} {from_ok}/{n}); "
           f"worst on kept connections: latency error {lat_err * 100:.1f}%, "
           f"ttfb {ttfb_err * 100:.1f}%; longest wait to read a new one {wait:.1f} ms; "
           f"decode rate {rate_err * 100:.2f}%{sums}"

@@ -60,7 +60,7 @@ static void fixed_state(const struct model_proc *p, struct finding *f)
 	if (s->saves < 3 || s->save_max - s->save_min > s->save_max / 100)
 		return;
 	for (i = 0; i < p->nr_reqs; i++) {
-		double t = p->reqs[i].t.prompt_tokens;
+		double t = model_req__prompt_tokens(&p->reqs[i]);
 
 		if (t > 0) {
 			tmin = fmin(tmin, t);

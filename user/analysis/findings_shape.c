@@ -26,7 +26,7 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 		upto--;
 	for (i = 1; i <= upto && n < 4096; i++, n++) {
 		d[n] = j->y[i] - j->y[i - 1];
-		t[n] = j->req[i]->t.prompt_tokens;
+		t[n] = model_req__prompt_tokens(j->req[i]);
 		mean += d[n];
 		sq += d[n] * d[n];
 		vary |= t[n] != t[0];

@@ -458,11 +458,36 @@ struct model_drm {
 	struct series vram, gtt; /* resident */
 };
 
+/* one task's figures, as the server wrote them in its response */
+struct model_srv_task {
+	__u32 index, prompt_n, predicted_n, cache_n;
+	__u64 prompt_us, predicted_us;
+	__u32 have; /* MODEL_SRV_* */
+};
+
+#define MODEL_SRV_PROMPT_N 1
+#define MODEL_SRV_PREDICTED_N 2
+#define MODEL_SRV_CACHE_N 4
+#define MODEL_SRV_PROMPT_MS 8
+#define MODEL_SRV_PREDICTED_MS 16
+#define MODEL_SRV_INDEX 32
+#define MODEL_SRV_TASKS 4
+
+/* the server's own figures for a request (llama-server's `timings`): the
+ * last object of each task (a stream may send one per token); past
+ * MODEL_SRV_TASKS tasks, the rest summed in `more` */
+struct model_srv {
+	__u32 nr; /* of task[] */
+	__u32 objects;
+	struct model_srv_task task[MODEL_SRV_TASKS], more;
+};
+
 struct model_request {
 	__u64 nth; /* 1 for the process's first request: requests can be thinned */
 	__u64 conn, start_ts, resp_ts, end_ts, bytes_in, bytes_out;
 	/* llama.cpp's work for it: its run's, once tied (model_req.c) */
 	struct model_tally t;
+	struct model_srv srv; /* what the server said it did */
 	__u64 image_ns;
 	__s32 seq;	   /* the llama.cpp sequence that served it; -1 none */
 	__u16 status, end; /* enum model_http_end; 0 while open */
@@ -589,9 +614,16 @@ void model_bo__free(struct model *m);
 /* "vram", "gtt", ...; amdgpu's own placements by name */
 const char *model_bo__place_name(__s32 place, bool amdgpu);
 /* HTTP requests: model_req.c */
-/* generated tokens of a request (see model_req.c); its decode rate, or -1 */
+/* a request's prompt and generated tokens and its decode rate (-1: none):
+ * the server's own figures where its response gave them (model_req.c),
+ * else counted from llama.cpp's decodes */
+__u64 model_req__prompt_tokens(const struct model_request *r);
 __u64 model_req__generated(const struct model_request *r);
 double model_req__tokens_per_s(const struct model_request *r);
+/* the server's cached prompt tokens (cache_n); -1: not said */
+long long model_req__cached_tokens(const struct model_request *r);
+/* whether the figures above are the server's own */
+bool model_req__from_server(const struct model_request *r);
 /* ties the requests ended by `now` to their runs: at the end of a trace */
 void model_req__flush(struct model_proc *p, __u64 now);
 /* every request of p counted so far, into t (zeroed first) */

@@ -9,6 +9,7 @@ void model_gpu__add(struct model *m, struct model_proc *p, const struct gmt_gpu_
 void model_bo__add(struct model *m, const struct gmt_bo *e);
 void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
 void model_req__add(struct model_proc *p, const struct gmt_http *e);
+void model_req__timings(struct model_proc *p, const struct gmt_timings *e);
 void model_req__decode(struct model_proc *p, const struct gmt_decode *e);
 
 #endif

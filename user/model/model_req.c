@@ -145,7 +145,7 @@ static void total(struct model_req_totals *t, const struct model_request *r)
 		t->latency_count++;
 		t->latency_sum += lat;
 	}
-	if (!r->tied)
+	if (!r->tied && !model_req__from_server(r))
 		return;
 	rate = model_req__tokens_per_s(r);
 	if (rate > 0 && isfinite(rate)) {
@@ -153,7 +153,7 @@ static void total(struct model_req_totals *t, const struct model_request *r)
 		t->rate_count++;
 		t->rate_sum += rate;
 	}
-	t->prompt_tokens += r->t.prompt_tokens;
+	t->prompt_tokens += model_req__prompt_tokens(r);
 	t->generated_tokens += model_req__generated(r);
 }
 
@@ -304,6 +304,77 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		prune_open(p);
 		break;
 	}
+}
+
+/* A timings object in the response going out on e->conn: the task's last
+ * one replaces the one before (a stream with timings_per_token sends one a
+ * token, each the task's figures so far); tasks are told apart by their
+ * index. The server's figures are its own: a task is only as true as the
+ * server, whose response this is. */
+void model_req__timings(struct model_proc *p, const struct gmt_timings *e)
+{
+	struct model_request *r = oldest(p, e->conn, false);
+	struct model_srv *s;
+	struct model_srv_task t = {
+		.index = e->have & GMT_TM_INDEX ? e->index : 0,
+		.prompt_n = e->prompt_n,
+		.predicted_n = e->predicted_n,
+		.cache_n = e->cache_n,
+		.prompt_us = e->prompt_us,
+		.predicted_us = e->predicted_us,
+		.have = e->have,
+	};
+	__u32 i;
+
+	if (!r || !r->responded)
+		return;
+	s = &r->srv;
+	s->objects++;
+	for (i = 0; i < s->nr; i++)
+		if (s->task[i].index == t.index) {
+			s->task[i] = t;
+			return;
+		}
+	if (s->nr < MODEL_SRV_TASKS) {
+		s->task[s->nr++] = t;
+		return;
+	}
+	s->more.prompt_n += t.prompt_n;
+	s->more.predicted_n += t.predicted_n;
+	s->more.cache_n += t.cache_n;
+	s->more.prompt_us = s->more.prompt_us > t.prompt_us ? s->more.prompt_us : t.prompt_us;
+	s->more.predicted_us =
+		s->more.predicted_us > t.predicted_us ? s->more.predicted_us : t.predicted_us;
+	s->more.have |= t.have;
+}
+
+bool model_req__from_server(const struct model_request *r)
+{
+	return r->srv.nr > 0;
+}
+
+/* the sum of a figure over the tasks */
+#define SRV_SUM(r, f)                                                     \
+	({                                                                \
+		__u64 n_ = (r)->srv.more.f;                               \
+		for (__u32 i_ = 0; i_ < (r)->srv.nr; i_++)                \
+			n_ += (r)->srv.task[i_].f;                        \
+		n_;                                                       \
+	})
+
+__u64 model_req__prompt_tokens(const struct model_request *r)
+{
+	return model_req__from_server(r) ? SRV_SUM(r, prompt_n) : r->t.prompt_tokens;
+}
+
+long long model_req__cached_tokens(const struct model_request *r)
+{
+	__u32 i;
+
+	for (i = 0; i < r->srv.nr; i++)
+		if (!(r->srv.task[i].have & MODEL_SRV_CACHE_N))
+			return -1;
+	return model_req__from_server(r) ? (long long)SRV_SUM(r, cache_n) : -1;
 }
 
 /* llama-server's endpoints that answer without decoding */
@@ -720,7 +791,30 @@ void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 
 __u64 model_req__generated(const struct model_request *r)
 {
+	if (model_req__from_server(r))
+		return SRV_SUM(r, predicted_n);
 	return r->t.prompt_done ? r->t.gen_decodes + 1 : 0;
+}
+
+/* the server's rate, as it counts it: generation steps (the first token
+ * comes with the prompt's last batch) over the time from that token to the
+ * last; of several tasks (side by side), their steps over the longest
+ * one's time; -1 when one gave no time */
+static double srv_rate(const struct model_request *r)
+{
+	__u64 n = r->srv.more.predicted_n, us = r->srv.more.predicted_us;
+	__u32 i;
+
+	for (i = 0; i < r->srv.nr; i++) {
+		const struct model_srv_task *t = &r->srv.task[i];
+
+		if (!(t->have & MODEL_SRV_PREDICTED_MS))
+			return -1;
+		n += t->predicted_n ? t->predicted_n - 1 : 0;
+		if (t->predicted_us > us)
+			us = t->predicted_us;
+	}
+	return n && us ? n / (us / 1e6) : -1;
 }
 
 /* The steps over the time from the prompt's last batch done to the last
@@ -735,6 +829,8 @@ double model_req__tokens_per_s(const struct model_request *r)
 	const struct model_tally *t = &r->t;
 	double span = (double)t->gen_last_ts - t->gen_first_ts, last = NAN;
 
+	if (model_req__from_server(r))
+		return srv_rate(r);
 	if (!t->gen_decodes)
 		return -1;
 	if (t->prompt_sync_ts && t->gen_sync_ts > t->prompt_sync_ts)

@@ -342,7 +342,7 @@ static void requests(struct perfetto *p, const struct model *m, const struct mod
 			 text(path, sizeof(path), r->path, sizeof(r->path)));
 		if (r->responded)
 			note_u64(&ns, "status", r->status);
-		note_u64(&ns, "prompt_tokens", r->t.prompt_tokens);
+		note_u64(&ns, "prompt_tokens", model_req__prompt_tokens(r));
 		note_u64(&ns, "generated_tokens", model_req__generated(r));
 		if (rate > 0)
 			note_double(&ns, "decode_tokens_per_s", rate);

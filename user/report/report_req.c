@@ -214,7 +214,7 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			(size_t)r->nth, model__secs(m, r->start_ts),
 			fmt_col(meth, sizeof(meth), r->method, 7),
 			fmt_col(path, sizeof(path), r->path, 24), r->status, c, d,
-			r->done ? end_name(r->end) : "open", (unsigned long long)r->t.prompt_tokens,
+			r->done ? end_name(r->end) : "open", (unsigned long long)model_req__prompt_tokens(r),
 			(unsigned long long)model_req__generated(r), e);
 		if (images && (r->t.image_tokens || r->image_ns))
 			fprintf(out, " %7llu %5.1f ms", (unsigned long long)r->t.image_tokens,
@@ -268,8 +268,13 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "memory", request_memory_json(m, p, r));
 		add(o, "sequence", r->seq >= 0 ? i64(r->seq) : NULL);
 		add(o, "decodes", u64(r->t.decodes));
-		add(o, "prompt_tokens", u64(r->t.prompt_tokens));
+		add(o, "prompt_tokens", u64(model_req__prompt_tokens(r)));
 		add(o, "generated_tokens", u64(model_req__generated(r)));
+		add(o, "cached_tokens", model_req__cached_tokens(r) >= 0 ?
+						i64(model_req__cached_tokens(r)) :
+						NULL);
+		/* the server's own timings, or llama.cpp's decodes counted */
+		add(o, "tokens_from", str(model_req__from_server(r) ? "server" : "decodes"));
 		add(o, "image_tokens", u64(r->t.image_tokens));
 		add(o, "decode_errors", u64(r->t.decode_errors));
 		add(o, "decode_s", num(r->t.decode_ns / 1e9));

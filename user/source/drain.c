@@ -61,6 +61,7 @@ static unsigned int source_of(__u16 type)
 	case GMT_EV_BO:
 		return GMT_SRC_BO;
 	case GMT_EV_HTTP:
+	case GMT_EV_TIMINGS:
 		return GMT_SRC_HTTP;
 	case GMT_EV_DECODE:
 		return GMT_SRC_DECODE;

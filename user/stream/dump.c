@@ -196,6 +196,25 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "comm", strn(b->comm, sizeof(b->comm)));
 		break;
 	}
+	case GMT_EV_TIMINGS: {
+		const struct gmt_timings *t = (const void *)e;
+
+		add(o, "conn", u64(t->conn));
+		add(o, "fd", u64(t->fd));
+		if (t->have & GMT_TM_INDEX)
+			add(o, "index", u64(t->index));
+		if (t->have & GMT_TM_PROMPT_N)
+			add(o, "prompt_n", u64(t->prompt_n));
+		if (t->have & GMT_TM_PREDICTED_N)
+			add(o, "predicted_n", u64(t->predicted_n));
+		if (t->have & GMT_TM_CACHE_N)
+			add(o, "cache_n", u64(t->cache_n));
+		if (t->have & GMT_TM_PROMPT_MS)
+			add(o, "prompt_ms", json_object_new_double(t->prompt_us / 1e3));
+		if (t->have & GMT_TM_PREDICTED_MS)
+			add(o, "predicted_ms", json_object_new_double(t->predicted_us / 1e3));
+		break;
+	}
 	case GMT_EV_HTTP: {
 		const struct gmt_http *h = (const void *)e;
 		static const char *kinds[] = { "?",   "request", "response", "response_end",

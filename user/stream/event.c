@@ -42,6 +42,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_MEM_LIMIT] = { "mem_limit", sizeof(struct gmt_mem_limit) },
 	[GMT_EV_LLAMA_STATE] = { "llama_state", sizeof(struct gmt_llama_state) },
 	[GMT_EV_SIGNAL] = { "signal", sizeof(struct gmt_signal) },
+	[GMT_EV_TIMINGS] = { "timings", sizeof(struct gmt_timings) },
 };
 
 const char *event__type_name(unsigned int type)

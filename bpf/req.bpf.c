@@ -23,8 +23,8 @@ struct conn {
 	__u64 bytes_in, bytes_out;
 	struct http_msg req, resp;
 	struct tm_scan tm; /* the response body's timings */
-	__u64 heads;  /* of the requests not yet answered, oldest lowest: HEAD */
-	__u16 status; /* of the response going out */
+	__u64 heads;	   /* of the requests not yet answered, oldest lowest: HEAD */
+	__u16 status;	   /* of the response going out */
 	__u8 responding, sse, tls, seen;
 	__u8 waiting; /* requests not yet answered, up to 64 */
 	__u8 pad;

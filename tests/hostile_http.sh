@@ -125,6 +125,27 @@ test_http_api_key_with_spaces_is_redacted() {
 	wait_tracer || return 1
 	no_secret
 }
+# llama-server's own figures, read from its answers (issue 33), where the
+# content that a client steers (a prompt echoed, a model's output, a key of
+# its own) spells "timings", "prompt_n" and "index": only the real objects'
+# figures count, a stream's last per task, an array's tasks summed, and no
+# byte of the content leaves the kernel (tests/http/hostile.py timings)
+test_http_timings_not_read_from_strings() {
+	need_root
+	command -v node >/dev/null || skip "no node (tests/http/undump.mjs reads the recording)"
+	local got want
+	SECRET=sk-gmt-$RANDOM$RANDOM
+	hostile_serve timings || return 1
+	got=$(jq -c "[$Q[] | [.tokens_from, .prompt_tokens, .generated_tokens, .cached_tokens,
+		(.decode_tokens_per_s // 0 | . * 100 | round / 100)]]" "$T/gmt.out")
+	want='[["server",11,7,5,59.7],["server",21,9,null,88.89],["decodes",0,0,null,0],["server",10,5,null,150]]'
+	expect '[ "$got" = "$want" ]' "tokens from the real objects: $got, not $want" || return 1
+	expect '[ "$("$GMT" replay --events "$T/h.gmt" | jq -s "[.[] | select(.type == \"timings\")] | length")" = 5 ]' \
+		"five objects read (the stream sent two): $("$GMT" replay --events "$T/h.gmt" | jq -c "select(.type == \"timings\")")" ||
+		return 1
+	no_secret
+}
+
 
 # the framing's fuzzer (tests/fuzz/http.c) over seeds of each kind, a short
 # run: the byte-wise, skipping and split parses agree, and request lines

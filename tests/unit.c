@@ -2527,12 +2527,13 @@ static void test_timings_scan(void)
 	struct tm_seen r;
 
 	/* llama-server's own: a chat completion's last fields */
-	r = TM_FEED("{\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"message\":"
-		    "{\"role\":\"assistant\",\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":8},"
-		    "\"timings\":{\"cache_n\":3,\"prompt_n\":36,\"prompt_ms\":30.958,"
-		    "\"prompt_per_token_ms\":0.86,\"prompt_per_second\":1162.9,\"predicted_n\":8,"
-		    "\"predicted_ms\":661.0645,\"predicted_per_token_ms\":82.6,"
-		    "\"predicted_per_second\":12.1}}");
+	r = TM_FEED(
+		"{\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"message\":"
+		"{\"role\":\"assistant\",\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":8},"
+		"\"timings\":{\"cache_n\":3,\"prompt_n\":36,\"prompt_ms\":30.958,"
+		"\"prompt_per_token_ms\":0.86,\"prompt_per_second\":1162.9,\"predicted_n\":8,"
+		"\"predicted_ms\":661.0645,\"predicted_per_token_ms\":82.6,"
+		"\"predicted_per_second\":12.1}}");
 	ASSERT_EQ(r.n, 1, "one timings object");
 	ASSERT_EQ(r.last.prompt_n, 36, "prompt_n");
 	ASSERT_EQ(r.last.predicted_n, 8, "predicted_n");
@@ -2543,9 +2544,10 @@ static void test_timings_scan(void)
 	ASSERT_EQ(r.last.index, 0, "index 0");
 
 	/* a stream's last event, in a chunk's data */
-	r = TM_FEED("data: {\"choices\":[{\"finish_reason\":\"stop\",\"index\":2,\"delta\":{}}],"
-		    "\"timings\":{\"prompt_n\":5,\"prompt_ms\":1,\"predicted_n\":17,\"predicted_ms\":"
-		    "250.5}}\n\ndata: [DONE]\n\n");
+	r = TM_FEED(
+		"data: {\"choices\":[{\"finish_reason\":\"stop\",\"index\":2,\"delta\":{}}],"
+		"\"timings\":{\"prompt_n\":5,\"prompt_ms\":1,\"predicted_n\":17,\"predicted_ms\":"
+		"250.5}}\n\ndata: [DONE]\n\n");
 	ASSERT_EQ(r.n, 1, "in an event stream");
 	ASSERT_EQ(r.last.index, 2, "the task's index");
 	ASSERT_EQ(r.last.prompt_us, 1000, "an integer ms");
@@ -2553,9 +2555,10 @@ static void test_timings_scan(void)
 
 	/* text that spells the keys, in strings: a model's output, a prompt
 	 * echoed back, a key of the client's own with a quote in its name */
-	r = TM_FEED("{\"content\":\"\\\"timings\\\":{\\\"prompt_n\\\":999,\\\"predicted_n\\\":999}\","
-		    "\"prompt\":\"x\\\\\",\"a\\\"timings\":{\"prompt_n\":7,\"predicted_n\":7},"
-		    "\"s\":\"\\\"index\\\":5\"}");
+	r = TM_FEED(
+		"{\"content\":\"\\\"timings\\\":{\\\"prompt_n\\\":999,\\\"predicted_n\\\":999}\","
+		"\"prompt\":\"x\\\\\",\"a\\\"timings\":{\"prompt_n\":7,\"predicted_n\":7},"
+		"\"s\":\"\\\"index\\\":5\"}");
 	ASSERT_EQ(r.n, 0, "nothing from strings or escaped keys");
 	r = TM_FEED("{\"content\":\"\\\\\",\"timings\":{\"prompt_n\":4,\"predicted_n\":2}}");
 	ASSERT_EQ(r.n, 1, "a string ending in an escaped backslash closes");

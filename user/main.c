@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "source/attach.h"
 #include "source/collect.h"
+#include "source/gpulib.h"
 #include "common/fmt.h"
 #include "stream/dump.h"
 #include "report/metrics.h"
@@ -44,6 +45,7 @@ struct args {
 	unsigned int ringbuf_mb;
 	double speed;
 	long long touch_bytes;	/* -1: the default */
+	int tokens;		/* enum gpulib_tokens */
 	long long rotate_bytes; /* --watch -o DIR */
 	double rotate_age;
 	unsigned int keep;
@@ -81,6 +83,10 @@ static const char doc[] =
 	"(Vulkan, CUDA, HIP: libraries are found in the target as it loads them)\n"
 	"and kernel GPU buffers (TTM: VRAM, GTT, evictions), as far as this\n"
 	"kernel and the target allow; the report lists what was skipped and why.\n"
+	"Of llama.cpp it counts each request's tokens and decode rate: for\n"
+	"llama-server, from the `timings` each response carries, read as it goes\n"
+	"out (no probe in the decode loop); for other programs (llama-cli,\n"
+	"programs that embed libllama), by probing each decode (--token-probes).\n"
 	"\n"
 	"Tracing stops when the target exits, at Ctrl-C or SIGTERM, or after\n"
 	"--duration; the report then goes to standard output. Tracing needs root\n"
@@ -105,6 +111,7 @@ enum {
 	OPT_LIVE,
 	OPT_SPEED,
 	OPT_TOUCH,
+	OPT_TOKENS,
 	OPT_METRICS,
 	OPT_METRICS_FILE,
 	OPT_PERFETTO,
@@ -154,6 +161,12 @@ static const struct argp_option options[] = {
 	{ "touch-sample", OPT_TOUCH, "SIZE", 0,
 	  "Take the stack of about one in SIZE bytes of anonymous memory the target touches "
 	  "first (default 1M; K, M, G suffixes; 0: none): what made the host heap grow",
+	  0 },
+	{ "token-probes", OPT_TOKENS, "WHEN", 0,
+	  "Probe llama.cpp's decode calls, a trap each token: auto (the default: not in "
+	  "llama-server, whose responses say their own tokens and rates; in other programs), "
+	  "on (llama-server too: a live decode rate during long generations, each decode in the "
+	  "trace), off",
 	  0 },
 	{ "metrics", OPT_METRICS, "ADDR", 0,
 	  "Serve Prometheus metrics on GET /metrics at ADDR: PORT (on 127.0.0.1), IP:PORT or "
@@ -263,6 +276,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TOUCH:
 		a->touch_bytes = parse_size(arg, "--touch-sample", state);
+		break;
+	case OPT_TOKENS:
+		if (!strcmp(arg, "auto"))
+			a->tokens = GPULIB_TOKENS_AUTO;
+		else if (!strcmp(arg, "on"))
+			a->tokens = GPULIB_TOKENS_ON;
+		else if (!strcmp(arg, "off"))
+			a->tokens = GPULIB_TOKENS_OFF;
+		else
+			argp_error(state, "--token-probes takes auto, on or off, not '%s'", arg);
 		break;
 	case OPT_WATCH:
 		a->watch = true;
@@ -756,6 +779,7 @@ static int trace(const struct args *a)
 		.tick = pipeline_tick,
 		.quiet = a->quiet,
 		.debug_dir = a->debug_dir,
+		.tokens = a->tokens,
 	};
 	struct attach *at = NULL;
 	char err[512], cmdline[4096];

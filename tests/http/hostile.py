@@ -13,6 +13,12 @@ attached. Each scenario sends what once fooled the request tracer:
   chunk0      a chunk whose data is "0\\r\\n\\r\\n", the response's end after
   head        a HEAD request answered with a Content-Length and no body, then
               a GET on the same connection
+  timings     four completions answered as llama-server does, with a
+              `timings` object, whose content (the secret with it) spells
+              "timings", "prompt_n" and "index" in strings and in a key with
+              an escaped quote: a JSON answer; an event stream that sends
+              each task's figures so far with each token; an answer with
+              none but in strings; an array of two tasks' results
 
   SECRET=... hostile.py SCENARIO READY HOLD
 READY: a FIFO it writes "ready" to; HOLD: one it reads before serving.
@@ -50,6 +56,29 @@ def read_exact(conn, n):
 
 def ok(body=b"ok"):
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def timings_answers(secret):
+    """the four answers of `timings`: what hides in strings says 999"""
+    fake = (b'\\"timings\\":{\\"prompt_n\\":999,\\"predicted_n\\":999},'
+            b'\\"index\\":999 %s' % secret)
+    json1 = (b'{"content":"%s","a\\"timings":{"prompt_n":999,"predicted_n":999},'
+             b'"index":0,"timings":{"cache_n":5,"prompt_n":11,"prompt_ms":20.25,'
+             b'"predicted_n":7,"predicted_ms":100.5,"predicted_per_second":59.7}}' % fake)
+    events = [b'data: {"choices":[{"index":0,"delta":{"content":"%s"}}],'
+              b'"timings":{"prompt_n":21,"prompt_ms":4,"predicted_n":3,"predicted_ms":30}}\n\n'
+              % fake,
+              b'data: {"choices":[{"index":0,"delta":{"content":"\\\\"}}],'
+              b'"timings":{"prompt_n":21,"prompt_ms":4,"predicted_n":9,"predicted_ms":90}}\n\n',
+              b"data: [DONE]\n\n"]
+    stream = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+              b"Transfer-Encoding: chunked\r\n\r\n" +
+              b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n")
+    none = b'{"content":"%s","tokens_predicted":999}' % fake
+    array = (b'[{"index":0,"content":"%s","timings":{"prompt_n":4,"predicted_n":2,'
+             b'"predicted_ms":10}},{"index":1,"timings":{"prompt_n":6,"predicted_n":3,'
+             b'"predicted_ms":20}}]' % fake)
+    return [ok(json1), stream, ok(none), ok(array)]
 
 
 def serve(scenario, srv, secret):
@@ -90,6 +119,11 @@ def serve(scenario, srv, secret):
         read_until(conn, b"\r\n\r\n")
         conn.sendall(ok())
         served = 2
+    elif scenario == "timings":
+        for body in timings_answers(secret):
+            read_until(conn, b"\r\n\r\n")
+            conn.sendall(body)
+        served = 4
     elif scenario == "chunk0":
         read_until(conn, b"\r\n\r\n")
         # the first write ends with a chunk's data that reads "0\r\n\r\n"
@@ -131,6 +165,16 @@ def client(scenario, port, secret):
         read_until(s, b"\r\n\r\n")
         s.sendall(b"GET /g HTTP/1.1\r\nHost: x\r\n\r\n")
         read_until(s, b"ok")
+    elif scenario == "timings":
+        for _ in range(4):
+            s.sendall(b"POST /completion HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            data = b""
+            while not (data.endswith(b"}") or data.endswith(b"]") or
+                       data.endswith(b"0\r\n\r\n")):
+                b = s.recv(65536)
+                if not b:
+                    raise SystemExit("the server went away")
+                data += b
     elif scenario in ("badstatus", "chunk0"):
         s.sendall(b"GET /%s HTTP/1.1\r\nHost: x\r\n\r\n" % scenario.encode())
         while s.recv(4096):

@@ -8,8 +8,9 @@ line; exits 1, after "# " lines saying what was off, when anything is.
   compare.py REPORT.json CLIENT.json [--no-metrics] [--decodes]
 
 Each request's tokens must come from the server's own timings, as read in
-its response (tokens_from "server"); with --decodes, from llama.cpp's
-decodes counted (the per-token probes, gpumemtrace --decodes).
+its response (tokens_from "server"). With --decodes (gpumemtrace
+--token-probes on), the figures counted from llama.cpp's decodes
+("decoded") must be the server's too, and the decode calls /metrics'.
 
 Requests are paired by path and by the client's start and end against the
 tool's (same machine, both on CLOCK_REALTIME), one to one. The tool counts
@@ -40,7 +41,8 @@ def main():
     report = json.load(open(sys.argv[1]))
     client = json.load(open(sys.argv[2]))
     check_metrics = "--no-metrics" not in sys.argv[3:]
-    source = "decodes" if "--decodes" in sys.argv[3:] else "server"
+    decodes = "--decodes" in sys.argv[3:]
+    source = "server"
     t0 = report["session"]["start_realtime_ns"] / 1e6
     proc = report["processes"][0]
     # requests the server read and closed without an answer (llama-server
@@ -66,7 +68,7 @@ def main():
     for ci, c in enumerate(client["requests"]):
         rows.append((c, tool[match[ci]] if ci in match else None))
 
-    lat_err = ttfb_err = rate_err = wait = 0
+    lat_err = ttfb_err = rate_err = drate_err = wait = 0
     tok_ok = from_ok = 0
     out = ["\t".join(["#", "path", "stream", "keep", "latency ms tool/client",
                       "ttfb ms tool/client", "read after send ms", "prompt tool/server", "gen tool/server",
@@ -112,6 +114,18 @@ def main():
         if r["generated_tokens"] != t.get("predicted_n"):
             bad.append(f"request {k}: {r['generated_tokens']} generated tokens, the server says "
                        f"{t.get('predicted_n')}")
+        d = r.get("decoded")
+        if decodes and t and (not d or d["prompt_tokens"] != t.get("prompt_n") or
+                              d["generated_tokens"] != t.get("predicted_n")):
+            bad.append(f"request {k}: decoded {d and [d['prompt_tokens'], d['generated_tokens']]}"
+                       f", the server says {[t.get('prompt_n'), t.get('predicted_n')]}")
+        if decodes and d and (t.get("predicted_n") or 0) > 2:
+            dwant = t.get("predicted_per_second")
+            if not within(d["decode_tokens_per_s"], dwant, 0.05, 0):
+                bad.append(f"request {k}: decoded {d['decode_tokens_per_s']} tokens/s, the "
+                           f"server says {dwant}")
+            else:
+                drate_err = max(drate_err, abs(d["decode_tokens_per_s"] - dwant) / dwant)
         tok_ok += r["prompt_tokens"] == t.get("prompt_n") and \
             r["generated_tokens"] == t.get("predicted_n")
         want, got = t.get("predicted_per_second"), r["decode_tokens_per_s"]
@@ -152,11 +166,13 @@ def main():
                 ("prompt tokens", sum(r["prompt_tokens"] for r in tool), m["prompt_tokens_total"]),
                 ("generated tokens", sum(r["generated_tokens"] for r in tool),
                  m["tokens_predicted_total"]),
+            ]
+            if decodes:
                 # the server counts its own llama_decode calls, not those
                 # of mtmd for an image's embeddings
-                ("decode calls", llama.get("decodes", 0) - llama.get("decodes_before_requests", 0) -
-                 llama.get("image_decodes", 0), m["n_decode_total"]),
-            ]
+                checks.append(("decode calls", llama.get("decodes", 0) -
+                               llama.get("decodes_before_requests", 0) -
+                               llama.get("image_decodes", 0), m["n_decode_total"]))
             for what, got, want in checks:
                 if got != want:
                     bad.append(f"{what}: {got} in all, /metrics says {want:.0f}")
@@ -166,7 +182,8 @@ def main():
           f"(from {source} {from_ok}/{n}); "
           f"worst on kept connections: latency error {lat_err * 100:.1f}%, "
           f"ttfb {ttfb_err * 100:.1f}%; longest wait to read a new one {wait:.1f} ms; "
-          f"decode rate {rate_err * 100:.2f}%{sums}"
+          f"decode rate {rate_err * 100:.2f}%"
+          f"{f' (decoded {drate_err * 100:.2f}%)' if decodes else ''}{sums}"
           f"{f'; {unanswered} read and closed unanswered' if unanswered else ''}")
     for b in bad:
         print("# " + b)

@@ -624,6 +624,9 @@ double model_req__tokens_per_s(const struct model_request *r);
 long long model_req__cached_tokens(const struct model_request *r);
 /* whether the figures above are the server's own */
 bool model_req__from_server(const struct model_request *r);
+/* whether its image tokens were counted: from the decodes of its images'
+ * embeddings, which llama.cpp's per-token probes see */
+bool model_req__image_tokens_known(const struct model_request *r);
 /* ties the requests ended by `now` to their runs: at the end of a trace */
 void model_req__flush(struct model_proc *p, __u64 now);
 /* every request of p counted so far, into t (zeroed first) */

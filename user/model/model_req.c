@@ -353,13 +353,18 @@ bool model_req__from_server(const struct model_request *r)
 	return r->srv.nr > 0;
 }
 
+bool model_req__image_tokens_known(const struct model_request *r)
+{
+	return r->tied && r->t.decodes;
+}
+
 /* the sum of a figure over the tasks */
-#define SRV_SUM(r, f)                                                     \
-	({                                                                \
-		__u64 n_ = (r)->srv.more.f;                               \
-		for (__u32 i_ = 0; i_ < (r)->srv.nr; i_++)                \
-			n_ += (r)->srv.task[i_].f;                        \
-		n_;                                                       \
+#define SRV_SUM(r, f)                                      \
+	({                                                 \
+		__u64 n_ = (r)->srv.more.f;                \
+		for (__u32 i_ = 0; i_ < (r)->srv.nr; i_++) \
+			n_ += (r)->srv.task[i_].f;         \
+		n_;                                        \
 	})
 
 __u64 model_req__prompt_tokens(const struct model_request *r)
@@ -537,14 +542,28 @@ static size_t sse_claim(const struct model_proc *p, const struct model_request *
 	return claim;
 }
 
-/* A run that fits q's headers is the better one; then one no other
- * request's headers claim; then the first to finish, then the first to
- * start. */
+/* run r did what the server says it did for q: the same prompt and
+ * generated tokens (a request of one task) */
+static bool srv_fits(const struct model_request *q, const struct model_run *r)
+{
+	const struct model_srv_task *t = &q->srv.task[0];
+
+	return q->srv.nr == 1 && !q->srv.more.have && r->t.prompt_tokens == t->prompt_n &&
+	       (r->t.prompt_done ? r->t.gen_decodes + 1 : 0) == t->predicted_n;
+}
+
+/* A run whose tokens are those the server's response gives is the better
+ * one; then one that fits q's headers; then one no other request's headers
+ * claim; then the first to finish, then the first to start. */
 static bool better(const struct model_request *q, const struct model_run *r, bool r_claimed,
 		   const struct model_run *b, bool b_claimed)
 {
-	bool rs = sse_fits(q, r), bs = sse_fits(q, b);
+	bool rs = srv_fits(q, r), bs = srv_fits(q, b);
 
+	if (rs != bs)
+		return rs;
+	rs = sse_fits(q, r);
+	bs = sse_fits(q, b);
 	if (rs != bs)
 		return rs;
 	if (r_claimed != b_claimed)

@@ -214,11 +214,15 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			(size_t)r->nth, model__secs(m, r->start_ts),
 			fmt_col(meth, sizeof(meth), r->method, 7),
 			fmt_col(path, sizeof(path), r->path, 24), r->status, c, d,
-			r->done ? end_name(r->end) : "open", (unsigned long long)model_req__prompt_tokens(r),
+			r->done ? end_name(r->end) : "open",
+			(unsigned long long)model_req__prompt_tokens(r),
 			(unsigned long long)model_req__generated(r), e);
-		if (images && (r->t.image_tokens || r->image_ns))
+		if (images && (r->t.image_tokens || r->image_ns) &&
+		    model_req__image_tokens_known(r))
 			fprintf(out, " %7llu %5.1f ms", (unsigned long long)r->t.image_tokens,
 				r->image_ns / 1e6);
+		else if (images && r->image_ns)
+			fprintf(out, " %7s %5.1f ms", "-", r->image_ns / 1e6);
 		else if (images)
 			fprintf(out, " %16s", "-");
 		if (!nc)
@@ -236,6 +240,24 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 		}
 		fputc('\n', out);
 	}
+}
+
+/* the figures counted from llama.cpp's decodes, where the server's own
+ * come first: both, to hold one against the other */
+static struct json_object *decoded_json(const struct model_request *r)
+{
+	struct model_request d = *r;
+	struct json_object *o;
+
+	if (!r->tied || !r->t.decodes || !model_req__from_server(r))
+		return NULL;
+	memset(&d.srv, 0, sizeof(d.srv));
+	o = json_object_new_object();
+	add(o, "prompt_tokens", u64(model_req__prompt_tokens(&d)));
+	add(o, "generated_tokens", u64(model_req__generated(&d)));
+	add(o, "decode_tokens_per_s",
+	    model_req__tokens_per_s(&d) >= 0 ? num(model_req__tokens_per_s(&d)) : NULL);
+	return o;
 }
 
 struct json_object *requests_json(const struct model *m, const struct model_proc *p)
@@ -270,12 +292,13 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "decodes", u64(r->t.decodes));
 		add(o, "prompt_tokens", u64(model_req__prompt_tokens(r)));
 		add(o, "generated_tokens", u64(model_req__generated(r)));
-		add(o, "cached_tokens", model_req__cached_tokens(r) >= 0 ?
-						i64(model_req__cached_tokens(r)) :
-						NULL);
+		add(o, "cached_tokens",
+		    model_req__cached_tokens(r) >= 0 ? i64(model_req__cached_tokens(r)) : NULL);
 		/* the server's own timings, or llama.cpp's decodes counted */
 		add(o, "tokens_from", str(model_req__from_server(r) ? "server" : "decodes"));
-		add(o, "image_tokens", u64(r->t.image_tokens));
+		add(o, "decoded", decoded_json(r));
+		add(o, "image_tokens",
+		    model_req__image_tokens_known(r) ? u64(r->t.image_tokens) : NULL);
 		add(o, "decode_errors", u64(r->t.decode_errors));
 		add(o, "decode_s", num(r->t.decode_ns / 1e9));
 		add(o, "image_encode_s", num(r->image_ns / 1e9));

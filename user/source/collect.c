@@ -972,6 +972,7 @@ static void start_gpu(struct collect *c)
 {
 	struct gpulib_opts go = {
 		.pid = attach__target(c->a),
+		.tokens = c->o->tokens,
 		.all_pids = c->o->session_flags & (GMT_SESSION_FOLLOW | GMT_SESSION_WATCH),
 		.quiet = c->o->quiet,
 		.enter = attach__skel(c->a)->progs.gpu_enter,

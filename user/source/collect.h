@@ -23,6 +23,7 @@ struct collect_opts {
 	int ui_fd;
 	bool (*ui)(void *ctx, __u64 now);
 	bool quiet;
+	int tokens;	       /* enum gpulib_tokens: llama.cpp's per-token probes */
 	const char *debug_dir; /* separate debug files; NULL: /usr/lib/debug */
 	/* --watch: every GPU process, and those named comms[] */
 	bool watch;

@@ -266,19 +266,42 @@ static void plan_add(struct plan *p, __u64 off, unsigned int func)
 	p->func[p->n++] = func;
 }
 
-/* llama.cpp's timed functions that the file exports */
-static void plan_llama(struct plan *p, int fd)
+/* a call made on every decode step */
+static bool per_token(unsigned int kind)
+{
+	return kind == GMT_DEC_DECODE || kind == GMT_DEC_ENCODE || kind == GMT_DEC_SYNC;
+}
+
+/* whether pid's llama.cpp gets its per-token probes: llama-server writes
+ * its own figures (timings) in each response, read from its writes at no
+ * trap a token; other programs say nothing of their tokens */
+static bool tokens_probed(const struct gpulib *g, __u32 pid)
+{
+	if (g->o.tokens != GPULIB_TOKENS_AUTO)
+		return g->o.tokens == GPULIB_TOKENS_ON;
+	return !entry_sync(pid);
+}
+
+/* llama.cpp's timed functions that the file exports; *dropped: per-token
+ * ones it has that are left out */
+static void plan_llama(struct plan *p, int fd, bool tokens, size_t *dropped)
 {
 	const char *names[NR_LLAMA_FUNCS];
 	__u64 offs[NR_LLAMA_FUNCS];
 	size_t i;
 
+	*dropped = 0;
 	for (i = 0; i < NR_LLAMA_FUNCS; i++)
 		names[i] = llama_funcs[i].name;
 	if (elfsym__offsets(fd, names, NR_LLAMA_FUNCS, offs) <= 0)
 		return;
-	for (i = 0; i < NR_LLAMA_FUNCS; i++)
+	for (i = 0; i < NR_LLAMA_FUNCS; i++) {
+		if (!tokens && per_token(llama_funcs[i].kind)) {
+			*dropped += offs[i] != 0;
+			continue;
+		}
 		plan_add(p, offs[i], 0x8000 + llama_funcs[i].kind);
+	}
 }
 
 /* the API's functions that the file exports */
@@ -567,6 +590,7 @@ static void consider(struct gpulib *g, __u32 pid, const struct procfs_map *mappe
 	const char *err = NULL;
 	__u64 offs[NR_MARKERS];
 	struct plan p = {};
+	size_t dropped;
 	enum role role;
 	struct stat st;
 	int fd;
@@ -602,9 +626,20 @@ static void consider(struct gpulib *g, __u32 pid, const struct procfs_map *mappe
 		g->nr_libs--;
 		return;
 	}
-	if (role == R_LLAMA || role == R_MTMD)
-		plan_llama(&p, fd);
-	else
+	if (role == R_LLAMA || role == R_MTMD) {
+		plan_llama(&p, fd, tokens_probed(g, pid), &dropped);
+		if (dropped) {
+			const char *base = strrchr(path, '/');
+
+			emit_probe(
+				g, GMT_PROBE_SKIPPED, base ? base + 1 : path,
+				"llama.cpp per-token calls",
+				g->o.tokens == GPULIB_TOKENS_OFF ?
+					"--token-probes off" :
+					"llama-server: tokens and rates from its responses' timings "
+					"(--token-probes on: a live decode rate, at a trap a token)");
+		}
+	} else
 		plan_exports(&p, fd, role_api(role));
 	/* a driver is attached when the helper answers (gpulib__service) */
 	if (role == R_VK_ICD && !(err = start_driver(g, pid, path, st.st_dev, st.st_ino, fd, &p)))

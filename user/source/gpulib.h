@@ -14,8 +14,17 @@
 struct gpulib;
 struct bpf_program;
 
+/* llama.cpp's per-token probes (llama_decode, llama_encode,
+ * llama_synchronize): a trap on every decode step */
+enum gpulib_tokens {
+	GPULIB_TOKENS_AUTO = 0, /* off for llama-server (its responses' timings say), else on */
+	GPULIB_TOKENS_ON,
+	GPULIB_TOKENS_OFF,
+};
+
 struct gpulib_opts {
 	pid_t pid;
+	enum gpulib_tokens tokens;
 	bool all_pids;			 /* -f: probes for every process, BPF keeps the targets */
 	bool quiet;			 /* no "attached" lines on stderr */
 	struct bpf_program *enter, *ret; /* GPU API calls */

@@ -138,6 +138,12 @@ $(OUTPUT)/tests/fuzz-http: tests/fuzz/http.c bpf/http_parse.bpf.h | $(OUTPUT)/te
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Ibpf $< -o $@
 
+# the fuzzer over the timings scanner that bpf/req.bpf.c runs on response
+# bodies (tests/fuzz/timings.c)
+$(OUTPUT)/tests/fuzz-timings: tests/fuzz/timings.c bpf/timings_parse.bpf.h | $(OUTPUT)/tests
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Ibpf $< -ljson-c -o $@
+
 # the VM tests' DRM program: static, for the busybox guest
 $(OUTPUT)/tests/drmflip-static: tests/drmflip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -210,7 +216,7 @@ test: deps e2e-deps llama-server
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
-		$(OUTPUT)/tests/fuzz-http
+		$(OUTPUT)/tests/fuzz-http $(OUTPUT)/tests/fuzz-timings
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

@@ -162,3 +162,16 @@ test_http_parse_fuzzer_short_run() {
 	expect '"$fz" -runs=50000 -max_len=4096 -seed=1 "$T/seeds" >"$T/fuzz.log" 2>&1' \
 		"@the fuzzer failed: $(grep -a "http fuzz\|ERROR\|SUMMARY" "$T/fuzz.log" | head -5)"
 }
+
+# the timings scanner against any content a client can steer into an
+# answer (tests/fuzz/timings.c): escaped as a string, a key or both, before
+# a real timings object, only that object is read
+test_timings_scan_fuzzer_short_run() {
+	local fz=$ROOT/.output/tests/fuzz-timings
+	[ -x "$fz" ] || { echo "# $fz is not built: make .output/tests/fuzz-timings"; return 1; }
+	mkdir "$T/seeds"
+	printf '\7\5"timings":{"prompt_n":1}' >"$T/seeds/key"
+	printf '\7\5a\\"b\\\\"index":9,' >"$T/seeds/escapes"
+	expect '"$fz" -runs=100000 -max_len=512 -seed=1 "$T/seeds" >"$T/fuzz.log" 2>&1' \
+		"@the fuzzer failed: $(grep -a "timings fuzz\|ERROR\|SUMMARY" "$T/fuzz.log" | head -5)"
+}

@@ -1,8 +1,9 @@
 #!/bin/bash
 # What tracing costs the real llama-server, in PAIRS rounds on one warm
 # server, each untraced, then with the floor (empty uprobe programs where
-# gpumemtrace probes llama.cpp: what any uprobe tracer pays), then with
-# gpumemtrace -p attached: the decode
+# gpumemtrace once probed llama.cpp each token: what any per-token uprobe
+# tracer pays), then with gpumemtrace -p attached, then untraced again (the
+# control: how far two untraced runs differ): the decode
 # rate by the server's own `timings` (predicted_n / predicted_ms, over every
 # request of the run) and by the client's clock (tests/llama/client.py), the
 # prompt rate (prompt_n / prompt_ms). Prints a table, the median of the
@@ -84,46 +85,59 @@ for _ in $(seq "$pairs"); do
 	cat "$tmp/gm" >/dev/null &
 	stats >"$tmp/before"
 	c0=$(awk '{ print $14 + $15 }' "/proc/$gm/stat")
+	d0=$(date +%s%N)
 	t=$(drive "$tmp/t.json")
+	d1=$(date +%s%N)
 	c1=$(awk '{ print $14 + $15 }' "/proc/$gm/stat")
 	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$gm/status")
 	stats >"$tmp/after"
 	# runs and time of each program during this traced drive
-	[ -s "$tmp/after" ] && awk 'FILENAME == ARGV[1] { other[$1] = 1; next }
+	[ -s "$tmp/after" ] && awk -v s="$(((d1 - d0) / 1000000))" 'FILENAME == ARGV[1] { other[$1] = 1; next }
 		FILENAME == ARGV[2] { r[$1] = $3; ns[$1] = $4; next }
-		!($1 in other) { print $2, $3 - r[$1], $4 - ns[$1] }' \
+		!($1 in other) { print $2, $3 - r[$1], $4 - ns[$1], s }' \
 		"$tmp/others" "$tmp/before" "$tmp/after" >>"$tmp/progs"
+	# from SIGINT to the tracer's exit, the report written
+	x0=$(date +%s%N)
 	kill -INT "$gm"
 	wait "$gm" || true
-	# u: 1-4, t: 5-8, requests in the report 9, f: 10-13, tracer CPU ms and peak RSS KiB 14-15
-	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json") $f $(((c1 - c0) * 1000 / $(getconf CLK_TCK))) $rss" |
+	x1=$(date +%s%N)
+	# the control: untraced again, after the tracer has gone
+	u2=$(drive "$tmp/u2.json")
+	# u: 1-4, t: 5-8, requests in the report 9, f: 10-13, tracer CPU ms and peak RSS KiB 14-15,
+	# SIGINT to exit ms 16, u2: 17-20
+	echo "$u $t $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["processes"][0]["requests"]))' "$tmp/r.json") $f $(((c1 - c0) * 1000 / $(getconf CLK_TCK))) $rss $(((x1 - x0) / 1000000)) $u2" |
 		tee -a "$tmp/runs" | sed 's/^/round: /' >&2 # on stderr as it goes: a run cut short keeps its rounds
 done
 echo "kernel $(uname -r), $(nproc) CPUs; $pairs rounds of $n requests of $tokens tokens, server $*; tracer ${GMT_ARGS:-}"
 echo
-echo "| round | untraced tok/s (server) | floor tok/s | traced tok/s | untraced tok/s (client) | floor | traced | untraced prompt tok/s | floor | traced | requests in the report | tracer CPU ms | tracer peak RSS MiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk '{ printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.1f |\n",
-	NR, $1, $10, $5, $2, $11, $6, $3, $12, $7, $9, $14, $15 / 1024 }' "$tmp/runs"
+echo "| round | untraced tok/s (server) | floor tok/s | traced tok/s | untraced again | untraced tok/s (client) | floor | traced | untraced prompt tok/s | floor | traced | requests in the report | tracer CPU ms | tracer peak RSS MiB | SIGINT to exit ms |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+awk '{ printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.1f | %d |\n",
+	NR, $1, $10, $5, $17, $2, $11, $6, $3, $12, $7, $9, $14, $15 / 1024, $16 }' "$tmp/runs"
 echo
 ratio() { # label: median, lowest and highest of the paired ratios on stdin
 	sort -n | awk -v l="$1" '{ a[NR] = $1 } END {
 		printf "%s: median %.3f (%.3f to %.3f)\n", l, a[int((NR + 1) / 2)], a[1], a[NR] }'
 }
 awk '{ print $5 / $1 }' "$tmp/runs" | ratio "traced/untraced decode rate, server timings"
+awk '{ print $17 / $1 }' "$tmp/runs" | ratio "untraced again/untraced decode rate (the control)"
 awk '{ print $10 / $1 }' "$tmp/runs" | ratio "floor/untraced decode rate, server timings"
 awk '{ print $5 / $10 }' "$tmp/runs" | ratio "traced/floor decode rate, server timings"
 awk '{ print $6 / $2 }' "$tmp/runs" | ratio "traced/untraced decode rate, client clock"
 awk '$3 > 0 && $7 > 0 { print $7 / $3 }' "$tmp/runs" | ratio "traced/untraced prompt rate, server timings"
 awk '{ print 1e6 / $5 - 1e6 / $1 }' "$tmp/runs" | ratio "us added per generated token, traced"
 awk '{ print 1e6 / $10 - 1e6 / $1 }' "$tmp/runs" | ratio "us added per generated token, floor"
+awk '{ print $14 / $9 }' "$tmp/runs" | ratio "tracer CPU ms per request"
+awk '{ print $14 * 1000 / $8 }' "$tmp/runs" | ratio "tracer CPU ms per 1,000 generated tokens"
+awk '{ print $16 }' "$tmp/runs" | ratio "ms from SIGINT to the tracer's exit"
 echo
 [ -s "$tmp/progs" ] || exit 0
 echo "BPF programs during the traced runs ($(awk '{ s += $8 } END { print s }' "$tmp/runs") generated tokens; all"
 echo "invocations, the server's and other processes' that the pid filter turns away)"
 echo
-echo "| BPF program | runs | average ns per run | ns per generated token |"
-echo "|---|---|---|---|"
-awk -v tok="$(awk '{ s += $8 } END { print s }' "$tmp/runs")" '{ r[$1] += $2; ns[$1] += $3 }
-	END { for (p in r) if (r[p]) printf "| %s | %d | %.0f | %.1f |\n", p, r[p], ns[p] / r[p], ns[p] / tok }' \
-	"$tmp/progs" | sort -t'|' -k5 -gr
+echo "| BPF program | runs | runs per second | average ns per run | ns per generated token |"
+echo "|---|---|---|---|---|"
+awk -v tok="$(awk '{ s += $8 } END { print s }' "$tmp/runs")" '{ r[$1] += $2; ns[$1] += $3; ms[$1] += $4 }
+	END { for (p in r) if (r[p]) printf "| %s | %d | %.0f | %.0f | %.1f |\n", p, r[p],
+		r[p] * 1000 / ms[p], ns[p] / r[p], ns[p] / tok }' \
+	"$tmp/progs" | sort -t'|' -k6 -gr

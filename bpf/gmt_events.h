@@ -546,6 +546,8 @@ enum gmt_http_kind {
 	GMT_HTTP_RESP_END = 3,	 /* the response is complete (how: end) */
 	GMT_HTTP_TLS = 4,	 /* the connection speaks TLS: nothing to read */
 	GMT_HTTP_CLOSE = 5,	 /* the connection closed */
+	GMT_HTTP_GONE = 6,	 /* the client went away (end of file or reset on
+				  * a read) with a request not answered in full */
 };
 
 enum gmt_http_end {

@@ -27,7 +27,7 @@ struct conn {
 	__u16 status;	   /* of the response going out */
 	__u8 responding, sse, tls, seen;
 	__u8 waiting; /* requests not yet answered, up to 64 */
-	__u8 pad;
+	__u8 gone;    /* the client's end said so: once per request */
 };
 
 struct {
@@ -70,6 +70,23 @@ static __always_inline bool is_socket(int fd)
 	return (mode & S_IFMT) == S_IFSOCK;
 }
 
+#define RCV_SHUTDOWN 1
+
+/* the peer has closed its end (its FIN came): an answer written now goes
+ * to no one, unless the client half-closed on purpose (rare in HTTP) */
+static __always_inline bool peer_closed(int fd)
+{
+	struct file *f = fd_file(fd);
+	struct socket *so;
+	struct sock *sk;
+
+	if (!f)
+		return false;
+	so = BPF_CORE_READ(f, private_data);
+	sk = so ? BPF_CORE_READ(so, sk) : NULL;
+	return sk && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & RCV_SHUTDOWN);
+}
+
 static __always_inline struct gmt_http *http_event(struct conn *c, int fd, __u16 kind)
 {
 	struct gmt_http *e = gmt_reserve(sizeof(*e), GMT_EV_HTTP, GMT_SRC_HTTP);
@@ -107,6 +124,7 @@ static __always_inline void request_event(struct conn *c, int fd)
 	struct gmt_http *e;
 
 	c->seen = 1;
+	c->gone = 0;
 	serving = 1;
 	e = http_event(c, fd, GMT_HTTP_REQUEST);
 	if (!e)
@@ -166,6 +184,12 @@ static __always_inline void feed_out(struct conn *c, struct feed *f, int out, __
 	if ((out & HP_OUT_STATUS) && c->resp.status >= 200 && (c->heads & 1))
 		c->resp.flags |= HP_F_NOBODY;
 	if (out & HP_OUT_BEGIN) {
+		/* the server did not look before it answered */
+		if (!c->gone && peer_closed(f->fd)) {
+			c->gone = 1;
+			if ((e = http_event(c, f->fd, GMT_HTTP_GONE)))
+				gmt_submit(e);
+		}
 		if (c->waiting) {
 			c->waiting--;
 			c->heads >>= 1;
@@ -306,6 +330,14 @@ static __always_inline void on_read(int fd, __u64 buf, __u64 avail, __u64 iov, _
 	struct gmt_http *e;
 	__u8 b[2] = {};
 
+	/* the client closed or reset its end while a request is open: the
+	 * server's own check (cpp-httplib peeks a byte) reads it first */
+	if (c && !c->tls && (ret == 0 || ret == -104 /* ECONNRESET */) && !c->gone &&
+	    (c->waiting || c->responding)) {
+		c->gone = 1;
+		if ((e = http_event(c, fd, GMT_HTTP_GONE)))
+			gmt_submit(e);
+	}
 	if (ret <= 0 || !buf || (c && c->tls) || (flags & MSG_PEEK))
 		return;
 	if (!c) {

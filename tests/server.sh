@@ -874,6 +874,40 @@ test_server_image_crash_on_lavapipe_is_explained() {
 		"the image request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")"
 }
 
+# clients that give up after 0.1 s (tests/llama/abandon.py): a streamed
+# request, which the server cancels at its next look at the socket (its log
+# says so), and one not streamed, which it answers to no one; then one
+# answered. The tool says when it saw each client gone, never before the
+# client's own clock says it closed, and the streamed one within a second;
+# the answered one has none
+test_server_clients_that_give_up() {
+	need_llama_server || return 1
+	local t0 got
+	start_server -np 1 -c 8192 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	timeout 60 python3 "$ROOT/tests/llama/abandon.py" "$PORT" 0.1 >"$T/abandon.json" || return 1
+	# both abandoned tasks over, by the server's log: then stop it
+	await_count() { grep -c "stop processing" "$T/server.log"; }
+	for _ in $(seq 300); do
+		[ "$(await_count)" -ge 3 ] && break
+		read -r -t 0.1 <> <(:) || true
+	done
+	stop_server
+	wait_tracer || return 1
+	t0=$(jq '.session.start_realtime_ns / 1e6' "$T/gmt.out")
+	got=$(jq -c --argjson t0 "$t0" '[.processes[0].requests[] | select(.method == "POST") |
+		[.event_stream, (if .client_gone_s == null then null else .client_gone_s * 1000 + $t0 end),
+		 .end_s * 1000 + $t0]]' "$T/gmt.out")
+	echo "# tool [stream, gone ms, end ms]: $got; client: $(jq -c '[.[] | [.stream, .closed_ms]]' "$T/abandon.json")"
+	expect 'grep -q "cancel task" "$T/server.log"' "the server cancelled the stream: $(grep -c "stop processing" "$T/server.log") tasks" ||
+		return 1
+	expect 'jq -e --argjson g "$got" "length == 3 and (\$g | length) == 3 and
+		(\$g[0][1] != null and \$g[0][1] >= .[0].closed_ms - 1 and \$g[0][2] >= \$g[0][1] - 1) and
+		(\$g[1][1] != null and \$g[1][1] >= .[1].closed_ms - 1 and \$g[1][1] <= .[1].closed_ms + 1000) and
+		\$g[2][1] == null and .[2].answered" "$T/abandon.json" >/dev/null' \
+		"each client gone, when it closed or after; the answered one not"
+}
+
 # --cache-ram 0: nothing advises the cache
 test_server_cache_off_never_advises_cache_ram() {
 	need_llama_server || return 1

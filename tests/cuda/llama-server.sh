@@ -35,19 +35,7 @@ trap 'pkill -x llama-server; tar -czf "${OUT:-/tmp}/cuda-llama-server.tar.gz" -C
 
 build() {
 	echo "== building llama-server with CUDA ($(nproc) jobs)"
-	mkdir -p "$work/src"
-	tar -xf "$src" -C "$work/src"
-	t0=$(date +%s)
-	cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
-		-DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
-		-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON \
-		-DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
-		ninja -C "$work/build" -j "$(nproc)" llama-server >"$out/build.log" 2>&1 || {
-		tail -20 "$out/build.log" "$out/cmake.log"
-		exit 1
-	}
-	echo "   built in $(($(date +%s) - t0)) s"
-	LLAMA_DIR=$work/build/bin
+	LLAMA_DIR=$(LOGDIR=$out "$ROOT/tools/cuda-build.sh" "$src" "$work") || exit 1
 }
 # LLAMA_DIR: a build to use instead (a dry run of this script without a GPU)
 [ -n "${LLAMA_DIR:-}" ] || build

@@ -488,6 +488,7 @@ struct model_request {
 	/* llama.cpp's work for it: its run's, once tied (model_req.c) */
 	struct model_tally t;
 	struct model_srv srv; /* what the server said it did */
+	__u64 gone_ts;	      /* the client went away before the answer ended; 0 not */
 	__u64 image_ns;
 	__s32 seq;	   /* the llama.cpp sequence that served it; -1 none */
 	__u16 status, end; /* enum model_http_end; 0 while open */

@@ -293,6 +293,13 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		finish(p, r, e->hdr.ts_ns, e->end);
 		prune_open(p);
 		break;
+	case GMT_HTTP_GONE:
+		for (i = 0; i < p->nr_open; i++) {
+			r = &p->reqs[p->open[i]];
+			if (r->conn == e->conn && !r->done && !r->gone_ts)
+				r->gone_ts = e->hdr.ts_ns;
+		}
+		break;
 	case GMT_HTTP_TLS:
 		p->tls_conns++;
 		break;

@@ -214,7 +214,9 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			(size_t)r->nth, model__secs(m, r->start_ts),
 			fmt_col(meth, sizeof(meth), r->method, 7),
 			fmt_col(path, sizeof(path), r->path, 24), r->status, c, d,
-			r->done ? end_name(r->end) : "open",
+			r->gone_ts ? "gone" :
+			r->done	   ? end_name(r->end) :
+				     "open",
 			(unsigned long long)model_req__prompt_tokens(r),
 			(unsigned long long)model_req__generated(r), e);
 		if (images && (r->t.image_tokens || r->image_ns) &&
@@ -280,6 +282,8 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "latency_s", r->done ? num((r->end_ts - r->start_ts) / 1e9) : NULL);
 		add(o, "ttfb_s", r->responded ? num((r->resp_ts - r->start_ts) / 1e9) : NULL);
 		add(o, "end", str(r->done ? end_name(r->end) : "open"));
+		/* the client left first: the answer, if any, went to no one */
+		add(o, "client_gone_s", r->gone_ts ? num(model__secs(m, r->gone_ts)) : NULL);
 		add(o, "event_stream", json_object_new_boolean(r->sse));
 		add(o, "bytes_in", r->done ? u64(r->bytes_in) : NULL);
 		add(o, "bytes_out", r->done ? u64(r->bytes_out) : NULL);
@@ -295,7 +299,10 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "cached_tokens",
 		    model_req__cached_tokens(r) >= 0 ? i64(model_req__cached_tokens(r)) : NULL);
 		/* the server's own timings, or llama.cpp's decodes counted */
-		add(o, "tokens_from", str(model_req__from_server(r) ? "server" : "decodes"));
+		add(o, "tokens_from",
+		    model_req__from_server(r) ? str("server") :
+		    r->t.decodes	      ? str("decodes") :
+						NULL);
 		add(o, "decoded", decoded_json(r));
 		add(o, "image_tokens",
 		    model_req__image_tokens_known(r) ? u64(r->t.image_tokens) : NULL);

@@ -218,9 +218,9 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_HTTP: {
 		const struct gmt_http *h = (const void *)e;
 		static const char *kinds[] = { "?",   "request", "response", "response_end",
-					       "tls", "close" };
+					       "tls", "close",	 "gone" };
 
-		add(o, "kind", json_object_new_string(kinds[h->kind < 6 ? h->kind : 0]));
+		add(o, "kind", json_object_new_string(kinds[h->kind < 7 ? h->kind : 0]));
 		add(o, "conn", u64(h->conn));
 		add(o, "fd", u64(h->fd));
 		if (h->kind == GMT_HTTP_REQUEST) {

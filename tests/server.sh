@@ -41,6 +41,17 @@ start_server() {
 	return 1
 }
 
+# await_log TEXT: until the server's log has a line with TEXT (60 s at most)
+await_log() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -qF "$1" "$T/server.log" && return 0
+		read -r -t 0.1 <> <(:) || true
+	done
+	echo "# the server's log never said '$1': $(tail -2 "$T/server.log")"
+	return 1
+}
+
 # stop_server: SIGTERM, and its exit status
 stop_server() {
 	kill -TERM "$SERVER_PID" 2>/dev/null
@@ -874,6 +885,51 @@ test_server_image_crash_on_lavapipe_is_explained() {
 		"the image request in flight: $(jq -c '[.requests_in_flight, .request_in_flight]' <<<"$f")"
 }
 
+# a server asleep (--sleep-idle-seconds 1: it frees the model and loads it
+# again, warm-up decode and all, for the next request): the request that
+# wakes it gets the server's own figures, not the reload's warm-up tokens
+# (the per-token probes once counted 2 instead of 9), with the per-token
+# probes on too (whose own count of that request still takes the warm-up
+# decode in: a decode call more than /metrics, its rate a few % off)
+test_server_request_that_wakes_a_sleeping_server() {
+	need_llama_server || return 1
+	local probes
+	for probes in auto on; do
+		rm -f "$T/server.log"
+		start_server -np 1 -c 2048 -t 1 --sleep-idle-seconds 1 || return 1
+		start_tracer --json --token-probes "$probes" -p "$SERVER_PID" || return 1
+		await_log "entering sleeping state" || return 1
+		drive --clients 1 --requests 2 --tokens 9 --paths /completion --stream no || return 1
+		expect 'grep -q "exiting sleeping state" "$T/server.log"' "the request woke it" || return 1
+		echo "# --token-probes $probes:"
+		compare || return 1
+	done
+}
+
+# requests of several tasks (tests/llama/tasks.py, two slots): a streamed
+# chat completion with n = 2, a /completion with n_cmpl = 2 (an array of
+# results): the generated tokens of both tasks, the prompt once (the
+# children copy the parent's), each as the server's /metrics counted it for
+# that request. A chat completion with n = 2 not streamed: llama-server's
+# answer carries the first task's timings only (and so does its usage), and
+# the tool gives what the answer says, which the test prints beside
+# /metrics
+test_server_requests_of_several_tasks() {
+	need_llama_server || return 1
+	local got want
+	start_server -np 2 -c 4096 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	timeout 120 python3 "$ROOT/tests/llama/tasks.py" "$PORT" >"$T/tasks.json" || return 1
+	stop_server
+	wait_tracer || return 1
+	got=$(jq -c '[.processes[0].requests[] | select(.method == "POST") |
+		[.prompt_tokens, .generated_tokens, .tokens_from]]' "$T/gmt.out")
+	want=$(jq -c '[.[] | if .choices == null then [.metrics.prompt, .metrics.predicted, "server"]
+		else [.answer.prompt_n, .answer.predicted_n, "server"] end]' "$T/tasks.json")
+	echo "# tool [prompt, generated]: $got; the server: $(jq -c '[.[] | {answer, metrics}]' "$T/tasks.json")"
+	expect '[ "$got" = "$want" ]' "each request's tokens: $got, the server's $want"
+}
+
 # clients that give up after 0.1 s (tests/llama/abandon.py): a streamed
 # request, which the server cancels at its next look at the socket (its log
 # says so), and one not streamed, which it answers to no one; then one
@@ -886,12 +942,8 @@ test_server_clients_that_give_up() {
 	start_server -np 1 -c 8192 -t 1 || return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
 	timeout 60 python3 "$ROOT/tests/llama/abandon.py" "$PORT" 0.1 >"$T/abandon.json" || return 1
-	# both abandoned tasks over, by the server's log: then stop it
-	await_count() { grep -c "stop processing" "$T/server.log"; }
-	for _ in $(seq 300); do
-		[ "$(await_count)" -ge 3 ] && break
-		read -r -t 0.1 <> <(:) || true
-	done
+	# the abandoned stream's task over, by the server's log: then stop it
+	await_log "cancel task" || return 1
 	stop_server
 	wait_tracer || return 1
 	t0=$(jq '.session.start_realtime_ns / 1e6' "$T/gmt.out")

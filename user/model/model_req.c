@@ -374,9 +374,29 @@ bool model_req__image_tokens_known(const struct model_request *r)
 		n_;                                        \
 	})
 
+/* The tasks of one request (n choices) share its prompt: the server
+ * evaluates it once and copies the state, and each task's timings then
+ * give the same prompt_n and cache_n (not the same prompt_ms), which count
+ * once. Tasks of different prompts (an array) count each: two of one
+ * length at one cache state would count once, the one case this gets
+ * wrong. */
 __u64 model_req__prompt_tokens(const struct model_request *r)
 {
-	return model_req__from_server(r) ? SRV_SUM(r, prompt_n) : r->t.prompt_tokens;
+	__u64 n = r->srv.more.prompt_n;
+	__u32 i, k;
+
+	if (!model_req__from_server(r))
+		return r->t.prompt_tokens;
+	for (i = 0; i < r->srv.nr; i++) {
+		const struct model_srv_task *t = &r->srv.task[i];
+
+		for (k = 0; k < i; k++)
+			if (r->srv.task[k].prompt_n == t->prompt_n &&
+			    r->srv.task[k].cache_n == t->cache_n)
+				break;
+		n += k == i ? t->prompt_n : 0;
+	}
+	return n;
 }
 
 long long model_req__cached_tokens(const struct model_request *r)

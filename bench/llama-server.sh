@@ -135,9 +135,9 @@ echo
 echo "BPF programs during the traced runs ($(awk '{ s += $8 } END { print s }' "$tmp/runs") generated tokens; all"
 echo "invocations, the server's and other processes' that the pid filter turns away)"
 echo
-echo "| BPF program | runs | runs per second | average ns per run | ns per generated token |"
-echo "|---|---|---|---|---|"
+echo "| BPF program | runs | runs per second | runs per generated token | average ns per run | ns per generated token |"
+echo "|---|---|---|---|---|---|"
 awk -v tok="$(awk '{ s += $8 } END { print s }' "$tmp/runs")" '{ r[$1] += $2; ns[$1] += $3; ms[$1] += $4 }
-	END { for (p in r) if (r[p]) printf "| %s | %d | %.0f | %.0f | %.1f |\n", p, r[p],
-		r[p] * 1000 / ms[p], ns[p] / r[p], ns[p] / tok }' \
-	"$tmp/progs" | sort -t'|' -k6 -gr
+	END { for (p in r) if (r[p]) printf "| %s | %d | %.0f | %.3f | %.0f | %.1f |\n", p, r[p],
+		r[p] * 1000 / ms[p], r[p] / tok, ns[p] / r[p], ns[p] / tok }' \
+	"$tmp/progs" | sort -t'|' -k7 -gr

@@ -15,6 +15,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/drain.o $(OUTPUT)/user/source/gpulib.o $(OUTPUT)/user/source/nvml.o \
+	$(OUTPUT)/user/source/linkset.o $(OUTPUT)/user/source/umulti.o \
 	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/source/cfi_check.o \
 	$(OUTPUT)/user/report/metrics.o \
 	$(OUTPUT)/user/report/perfetto.o,$(USER_OBJS))

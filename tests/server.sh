@@ -199,6 +199,76 @@ test_server_vulkan_attached_gpu_stacks() {
 		"every buffer made while serving unwound past the backend, with a role"
 }
 
+# link_kinds PID: the BPF links PID holds, by type, "TYPE COUNT" a line
+# (its fdinfo's link_type: uprobe_multi, uretprobe_multi, perf, ...)
+link_kinds() {
+	grep -h '^link_type:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ n[$2]++ } END { for (t in n) print t, n[t] }'
+}
+
+# uprobes_traced: the server on lavapipe (the Vulkan loader, lavapipe's
+# driver, libllama and llama-server probed) traced with -p, one client's
+# requests against the server's own figures (tokens by the llama.cpp
+# uprobes), the tracer still running; its links in $T/links
+uprobes_traced() {
+	GGML_VK_VISIBLE_DEVICES=0 start_server -np 1 -c 2048 -ngl 99 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 1 --requests 3 --tokens 8 \
+		>"$T/client.json" || return 1
+	link_kinds "$GMT_PID" >"$T/links"
+	echo "# links: $(tr '\n' ' ' <"$T/links")"
+}
+
+# links REGEX: how many links of the types it matches the tracer held
+links() { awk -v t="^($1)\$" '$1 ~ t { n += $2 } END { print n + 0 }' "$T/links"; }
+
+# Issue 33: SIGINT to exit at once. Each perf-event uprobe or tracepoint
+# waits a grace period of its own as it goes, one after another (2.4-3.7 s
+# here, 12 s with CUDA on an H200, after the report was out); the GPU
+# uprobes are uprobe_multi links now, a few for a library, gone together,
+# and the tracepoints start going while the report is made. Measured here
+# 0.3-0.6 s, and under 0.5 s with both cores busy; the bound leaves room for
+# a loaded CI machine and still fails the per-uprobe links (2.3 s and more)
+test_server_exits_at_once_after_sigint() {
+	need_llama_server || return 1
+	need_lavapipe
+	local t0 t1 s
+	uprobes_traced || return 1
+	expect '[ "$(links "uprobe_multi|uretprobe_multi")" -ge 4 ]' "uprobe_multi links held: $(tr '\n' ' ' <"$T/links")" ||
+		return 1
+	t0=$(date +%s.%N)
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	t1=$(date +%s.%N)
+	s=$(bc <<<"$t1 - $t0")
+	echo "# SIGINT to exit: $s s"
+	expect 'jq -e ".session.end_reason == \"signal\"" "$T/gmt.out" >/dev/null' \
+		"@a whole report, ended by the signal: $(tail -c 300 "$T/gmt.out")" || return 1
+	stop_server
+	compare || return 1
+	expect '(( $(bc <<<"$s <= 1.5") ))' "gpumemtrace exits within 1.5 s of SIGINT: $s s"
+}
+
+# the per-uprobe perf events where uprobe_multi links are missing (Linux
+# before 6.6, Debian 12's own 6.1), forced here: the same probes, tokens and
+# Vulkan allocations as the server counts
+test_server_uprobes_as_perf_events() {
+	need_llama_server || return 1
+	need_lavapipe
+	GMT_NO_UPROBE_MULTI=1 uprobes_traced || return 1
+	expect '[ "$(links "uprobe_multi|uretprobe_multi")" = 0 ] && [ "$(links perf)" -ge 40 ]' \
+		"a perf event a uprobe: $(tr '\n' ' ' <"$T/links")" || return 1
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	expect 'jq -e ".probes[] | select(.name == \"uprobes:gpu\") | .reason |
+		test(\"a perf event each: uprobe_multi links off\")" "$T/gmt.out" >/dev/null' \
+		"the probe says how: $(jq -c '.probes[] | select(.name == "uprobes:gpu")' "$T/gmt.out")" ||
+		return 1
+	expect '[ "$(jqr "[.processes[0].gpu.by_kind[]? | select(.api == \"Vulkan\") | .allocs] | add" "$T/gmt.out")" -ge 1 ]' \
+		"Vulkan allocations seen: $(jq -c '.processes[0].gpu.by_kind' "$T/gmt.out")" || return 1
+	stop_server
+	compare
+}
+
 # scenario 5 for real: a context too big for the memory the server may use
 # (a limit on its address space; lavapipe's device memory is host memory)
 # fails in ggml-vulkan with vk::Device::allocateMemory: ErrorOutOfDeviceMemory;

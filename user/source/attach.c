@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <linux/capability.h>
@@ -17,6 +18,8 @@
 #include "attach.h"
 #include "gpumemtrace.skel.h"
 #include "gpulib.h"
+#include "linkset.h"
+#include "umulti.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
@@ -32,8 +35,10 @@ struct attach {
 	int gate;     /* write end: one byte lets the child exec */
 	int exec_err; /* read end: errno from a failed exec, EOF on success */
 	int pidfd;
-	struct bpf_link *links[MAX_GROUPS * MAX_PROGS];
-	size_t nr_links;
+	struct linkset links;
+	pthread_t stopper; /* destroying links, from attach__stop */
+	bool stopping;
+	const char *no_umulti; /* why the uprobes are perf events; NULL: uprobe_multi links */
 	struct gmt_probe probes[MAX_GROUPS + 4];
 	char touch_refused[160];  /* why first-touch stacks were dropped */
 	char redact_refused[160]; /* why GPU stacks stop at frame pointers once serving */
@@ -571,7 +576,7 @@ static struct gmt_probe *find_probe(struct attach *a, const char *name)
 static void attach_group(struct attach *a, size_t g, const char *why)
 {
 	const char *const *names = groups[g].progs;
-	size_t i, first = a->nr_links;
+	size_t i, first = a->links.nr_links;
 	struct bpf_link *l;
 	char reason[160];
 
@@ -587,21 +592,22 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 	}
 	if (groups[g].manual) {
 		a->manual_ready = true;
-		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what,
-			  "loaded; put on each GPU library's functions as it is found");
+		snprintf(reason, sizeof(reason),
+			 "loaded; put on each GPU library's functions as it is found (%s%s)",
+			 a->no_umulti ? "a perf event each: " : "uprobe_multi links",
+			 a->no_umulti ? a->no_umulti : "");
+		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, reason);
 		return;
 	}
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {
 		l = bpf_program__attach(prog(a, names[i]));
-		if (!l) {
+		if (!l || linkset__add(&a->links, l)) {
 			snprintf(reason, sizeof(reason), "attaching %s failed: %s", names[i],
-				 strerror(errno));
-			while (a->nr_links > first)
-				bpf_link__destroy(a->links[--a->nr_links]);
+				 strerror(l ? ENOMEM : errno));
+			linkset__drop(&a->links, first, 0);
 			add_probe(a, GMT_PROBE_FAILED, groups[g].name, groups[g].what, reason);
 			return;
 		}
-		a->links[a->nr_links++] = l;
 	}
 	add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, NULL);
 }
@@ -694,6 +700,12 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 			refused_prog[0] = 0;
 			continue;
 		}
+		/* the uprobes' programs as perf events' instead */
+		if (!a->no_umulti && g == group_of("gpu_enter")) {
+			a->no_umulti = "the kernel refused them for uprobe_multi links";
+			refused_prog[0] = 0;
+			continue;
+		}
 		if (!strcmp(refused_prog, "gpu_return") && !a->redact_refused[0]) {
 			snprintf(a->redact_refused, sizeof(a->redact_refused),
 				 "the kernel refused them: %s (-v shows why)",
@@ -770,6 +782,12 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 	for (g = 0; g < NR_GROUPS; g++)
 		if (refused[g][0])
 			skip_group(a, g, why, refused[g]);
+	/* decided before load: a program loaded for one kind of uprobe link
+	 * cannot be put in the other */
+	g = group_of("gpu_enter");
+	for (size_t i = 0; !a->no_umulti && i < MAX_PROGS && groups[g].progs[i]; i++)
+		bpf_program__set_expected_attach_type(prog(a, groups[g].progs[i]),
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
 	return gmt_bpf__load(a->skel);
 }
 
@@ -803,6 +821,7 @@ struct attach *attach__new(const struct attach_opts *o, char *err, size_t size)
 		snprintf(err, size, "no process with pid %d", a->pid);
 		goto fail;
 	}
+	a->no_umulti = umulti__missing();
 	if (load(a, o, err, size))
 		goto fail;
 	return a;
@@ -819,6 +838,11 @@ bool attach__gpu_ready(const struct attach *a)
 void attach__adopt_gpulib(struct attach *a, struct gpulib *g)
 {
 	a->gpu = g;
+}
+
+bool attach__uprobe_multi(const struct attach *a)
+{
+	return !a->no_umulti;
 }
 
 bool attach__redacts(const struct attach *a)
@@ -852,13 +876,30 @@ const struct gmt_probe *attach__probes(const struct attach *a, size_t *n)
 	return a->probes;
 }
 
+static void *stop_links(void *arg)
+{
+	struct attach *a = arg;
+
+	linkset__destroy((struct linkset *[]){ &a->links }, 1);
+	return NULL;
+}
+
+void attach__stop(struct attach *a)
+{
+	if (!a->stopping && !pthread_create(&a->stopper, NULL, stop_links, a))
+		a->stopping = true;
+}
+
 void attach__free(struct attach *a)
 {
 	if (!a)
 		return;
+	/* all at once: the uprobes' detach overlaps the tracepoints' */
+	linkset__destroy(
+		(struct linkset *[]){ gpulib__links(a->gpu), a->stopping ? NULL : &a->links }, 2);
+	if (a->stopping)
+		pthread_join(a->stopper, NULL);
 	gpulib__free(a->gpu);
-	gpulib__destroy_links(a->links, a->nr_links);
-	a->nr_links = 0;
 	gmt_bpf__destroy(a->skel);
 	btf__free(a->vmlinux);
 	if (a->exec_err >= 0)

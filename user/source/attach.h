@@ -32,19 +32,26 @@ int attach__release(struct attach *a, char *err, size_t size);
 pid_t attach__target(const struct attach *a);
 /* the gpuapi programs loaded: gpulib may attach them */
 bool attach__gpu_ready(const struct attach *a);
+/* loaded for uprobe_multi links (else for a perf event per uprobe) */
+bool attach__uprobe_multi(const struct attach *a);
 bool attach__spawned(const struct attach *a);
 /* stack slices may go out at any time, redacted by the code ranges BPF is
  * given (bpf/ustack.bpf.h) */
 bool attach__redacts(const struct attach *a);
 struct gpulib;
-/* its uprobes go when the attach does: after the report, since taking
- * hundreds of uprobes down takes seconds */
+/* its uprobes go when the attach does, after the report, with the other
+ * links at once */
 void attach__adopt_gpulib(struct attach *a, struct gpulib *g);
 /* a pidfd of the target: readable once it has exited */
 int attach__pidfd(const struct attach *a);
 struct gmt_bpf *attach__skel(const struct attach *a);
 /* what each probe group did, as records ready for the stream */
 const struct gmt_probe *attach__probes(const struct attach *a, size_t *n);
+/* Tracing has ended: the tracepoints' links start going, from a thread of
+ * their own, while what they sent is read and the report is made (perf
+ * events detach in turn, a grace period each: half a second for the
+ * syscall tracepoints). The GPU uprobes go in attach__free. */
+void attach__stop(struct attach *a);
 /* reaps a started command that has exited */
 void attach__free(struct attach *a);
 

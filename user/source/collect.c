@@ -981,6 +981,7 @@ static void start_gpu(struct collect *c)
 		.llama_ret = attach__skel(c->a)->progs.llama_return,
 		.llama_mark = attach__skel(c->a)->progs.llama_mark,
 		.llama_state = attach__skel(c->a)->progs.llama_state,
+		.uprobe_multi = attach__uprobe_multi(c->a),
 		.sink = c->o->sink,
 		.ctx = c->o->ctx,
 	};
@@ -1099,6 +1100,7 @@ int collect__run(struct attach *a, const struct collect_opts *o, char *err, size
 		goto out;
 	}
 	reason = loop(c, ep, sigfd);
+	attach__stop(a);
 	drain__stop(c->drain);
 	if (reason == GMT_END_TARGET_EXIT && !o->quiet)
 		fprintf(stderr, "gpumemtrace: pid %d exited; finishing the report\n",

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -20,7 +19,9 @@
 #include "stream/gpufuncs.h"
 #include "gpuprobes.h"
 #include "gpulib.h"
+#include "linkset.h"
 #include "procfs.h"
+#include "umulti.h"
 
 #define HELPER "gpumemtrace-vkinfo"
 #define HELPER_TIMEOUT_MS 20000
@@ -80,8 +81,7 @@ struct gpulib {
 	int ep;		  /* the helpers' outputs */
 	struct lib *libs; /* every file looked at, GPU or not */
 	size_t nr_libs, libs_cap;
-	struct bpf_link **links;
-	size_t nr_links, links_cap;
+	struct linkset links;
 	unsigned int attached[GMT_API_NR]; /* libraries per API */
 	unsigned int llama_attached;
 	char helper[PATH_MAX];
@@ -170,23 +170,6 @@ static bool remember(struct gpulib *g, __u64 dev, __u64 ino)
 	return true;
 }
 
-static int add_link(struct gpulib *g, struct bpf_link *l)
-{
-	if (g->nr_links == g->links_cap) {
-		size_t cap = g->links_cap ? g->links_cap * 2 : 64;
-		struct bpf_link **v = realloc(g->links, cap * sizeof(*v));
-
-		if (!v) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		g->links = v;
-		g->links_cap = cap;
-	}
-	g->links[g->nr_links++] = l;
-	return 0;
-}
-
 /* entry and return probes on one function; -errno on failure */
 static int attach_pair(struct gpulib *g, struct bpf_program *enter, struct bpf_program *ret,
 		       const char *path, __u64 off, __u64 cookie)
@@ -199,11 +182,11 @@ static int attach_pair(struct gpulib *g, struct bpf_program *enter, struct bpf_p
 	 * otherwise have an entry and no return */
 	uo.retprobe = true;
 	l = bpf_program__attach_uprobe_opts(ret, pid, path, off, &uo);
-	if (!l || add_link(g, l))
+	if (!l || linkset__add(&g->links, l))
 		return -errno;
 	uo.retprobe = false;
 	l = bpf_program__attach_uprobe_opts(enter, pid, path, off, &uo);
-	if (!l || add_link(g, l))
+	if (!l || linkset__add(&g->links, l))
 		return -errno;
 	return 0;
 }
@@ -216,7 +199,7 @@ static int attach_entry(struct gpulib *g, struct bpf_program *prog, const char *
 	struct bpf_link *l;
 
 	l = bpf_program__attach_uprobe_opts(prog, g->o.all_pids ? -1 : g->o.pid, path, off, &uo);
-	if (!l || add_link(g, l))
+	if (!l || linkset__add(&g->links, l))
 		return -errno;
 	return 0;
 }
@@ -237,20 +220,100 @@ static bool entry_sync(__u32 pid)
 	return !strcmp(comm, "llama-server");
 }
 
+/* which programs a function gets (ret NULL: its entry alone), with what
+ * cookie; -EINVAL for a function with no argument shape (a bug here) */
+static int route(struct gpulib *g, unsigned int func, bool sync_entry, struct bpf_program **enter,
+		 struct bpf_program **ret, __u64 *cookie)
+{
+	*ret = NULL;
+	*cookie = func - 0x8000; /* llama.cpp's: the kind is in the low bits */
+	if (func == 0x8000 + GMT_DEC_SYNC && sync_entry) {
+		*enter = g->o.llama_mark;
+	} else if (func == 0x8000 + GMT_DEC_STATE_SAVE || func == 0x8000 + GMT_DEC_STATE_LOAD) {
+		*enter = g->o.llama_state;
+	} else if (func >= 0x8000) {
+		*enter = g->o.llama_enter;
+		*ret = g->o.llama_ret;
+	} else {
+		*enter = g->o.enter;
+		*ret = g->o.ret;
+		if (gpuprobes__cookie(func, cookie))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int attach_func(struct gpulib *g, const char *path, __u64 off, unsigned int func,
 		       bool sync_entry)
 {
+	struct bpf_program *enter, *ret;
 	__u64 cookie;
 
-	if (func == 0x8000 + GMT_DEC_SYNC && sync_entry)
-		return attach_entry(g, g->o.llama_mark, path, off, GMT_DEC_SYNC);
-	if (func == 0x8000 + GMT_DEC_STATE_SAVE || func == 0x8000 + GMT_DEC_STATE_LOAD)
-		return attach_entry(g, g->o.llama_state, path, off, func - 0x8000);
-	if (func >= 0x8000) /* llama.cpp's: the kind is in the low bits */
-		return attach_pair(g, g->o.llama_enter, g->o.llama_ret, path, off, func - 0x8000);
-	if (gpuprobes__cookie(func, &cookie))
-		return -EINVAL; /* a function with no argument shape: a bug here */
-	return attach_pair(g, g->o.enter, g->o.ret, path, off, cookie);
+	if (route(g, func, sync_entry, &enter, &ret, &cookie))
+		return -EINVAL;
+	return ret ? attach_pair(g, enter, ret, path, off, cookie) :
+		     attach_entry(g, enter, path, off, cookie);
+}
+
+/* the functions that one program pair takes, in one uprobe_multi link each */
+struct batch {
+	struct bpf_program *enter, *ret;
+	__u64 off[64], cookie[64];
+	size_t n;
+};
+
+static int attach_batch(struct gpulib *g, const char *path, const struct batch *b)
+{
+	int pid = g->o.all_pids ? 0 : g->o.pid;
+	size_t fds = g->links.nr_fds;
+	int fd;
+
+	/* the returns first, as attach_pair does */
+	if (b->ret) {
+		fd = umulti__attach(bpf_program__fd(b->ret), path, b->off, b->cookie, b->n, true,
+				    pid);
+		if (fd < 0 || linkset__add_fd(&g->links, fd))
+			return fd < 0 ? fd : -ENOMEM;
+	}
+	fd = umulti__attach(bpf_program__fd(b->enter), path, b->off, b->cookie, b->n, false, pid);
+	if (fd < 0 || linkset__add_fd(&g->links, fd)) {
+		linkset__drop(&g->links, g->links.nr_links, fds);
+		return fd < 0 ? fd : -ENOMEM;
+	}
+	return 0;
+}
+
+/* the plan's functions in a link per program (the programs were loaded
+ * for uprobe_multi links); how many could not be attached, errno why */
+static int attach_multi(struct gpulib *g, const char *path, const struct plan *p, bool sync_entry)
+{
+	struct batch b[4] = {};
+	struct bpf_program *enter, *ret;
+	size_t i, k;
+	__u64 cookie;
+	int failed = 0, err;
+
+	for (i = 0; i < p->n; i++) {
+		if (route(g, p->func[i], sync_entry, &enter, &ret, &cookie)) {
+			failed++;
+			errno = EINVAL;
+			continue;
+		}
+		for (k = 0; k < 4 && b[k].n && b[k].enter != enter; k++)
+			;
+		if (k == 4) /* four programs take entries: not reached */
+			continue;
+		b[k].enter = enter;
+		b[k].ret = ret;
+		b[k].off[b[k].n] = p->off[i];
+		b[k].cookie[b[k].n++] = cookie;
+	}
+	for (k = 0; k < 4 && b[k].n; k++)
+		if ((err = attach_batch(g, path, &b[k]))) {
+			failed += b[k].n;
+			errno = -err;
+		}
+	return failed;
 }
 
 static void plan_add(struct plan *p, __u64 off, unsigned int func)
@@ -549,9 +612,12 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 
 	/* the uprobes go on the very file opened, not on what a path names */
 	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", lib);
-	for (i = 0; i < p->n; i++)
-		if (attach_func(g, by_fd, p->off[i], p->func[i], sync_entry))
-			failed++;
+	if (g->o.uprobe_multi)
+		failed = attach_multi(g, by_fd, p, sync_entry);
+	else
+		for (i = 0; i < p->n; i++)
+			if (attach_func(g, by_fd, p->off[i], p->func[i], sync_entry))
+				failed++;
 	close(lib);
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -767,39 +833,9 @@ void gpulib__summary(struct gpulib *g)
 	}
 }
 
-#define DESTROY_THREADS 32
-
-struct destroyer {
-	struct bpf_link **links;
-	size_t n;
-	size_t next; /* atomic: the next link to destroy */
-};
-
-static void *destroy_some(void *arg)
+struct linkset *gpulib__links(struct gpulib *g)
 {
-	struct destroyer *d = arg;
-	size_t i;
-
-	while ((i = __atomic_fetch_add(&d->next, 1, __ATOMIC_RELAXED)) < d->n)
-		bpf_link__destroy(d->links[i]);
-	return NULL;
-}
-
-/* Each uprobe's detach waits for a grace period of its own (55-84 ms each
- * here, 12 s in all for llama-server on CUDA, after the report was out);
- * detached at once from several threads, they share them. */
-void gpulib__destroy_links(struct bpf_link **links, size_t n)
-{
-	struct destroyer d = { .links = links, .n = n };
-	pthread_t t[DESTROY_THREADS];
-	size_t k, started = 0;
-
-	for (k = 0; k < DESTROY_THREADS && k * 4 < n; k++)
-		if (!pthread_create(&t[started], NULL, destroy_some, &d))
-			started++;
-	destroy_some(&d);
-	for (k = 0; k < started; k++)
-		pthread_join(t[k], NULL);
+	return g ? &g->links : NULL;
 }
 
 void gpulib__free(struct gpulib *g)
@@ -817,8 +853,7 @@ void gpulib__free(struct gpulib *g)
 	free(g->pending);
 	if (g->ep >= 0)
 		close(g->ep);
-	gpulib__destroy_links(g->links, g->nr_links);
-	free(g->links);
+	linkset__destroy((struct linkset *[]){ &g->links }, 1);
 	free(g->libs);
 	free(g);
 }

@@ -31,7 +31,8 @@ struct gpulib_opts {
 	struct bpf_program *llama_enter, *llama_ret; /* llama.cpp's decode calls */
 	struct bpf_program *llama_mark;		     /* those timed by their entry */
 	struct bpf_program *llama_state;	     /* its state copies: their sizes */
-	gmt_sink_fn sink;			     /* PROBE and GPU_DEVICE records go here */
+	bool uprobe_multi; /* the programs were loaded for uprobe_multi links */
+	gmt_sink_fn sink;  /* PROBE and GPU_DEVICE records go here */
 	void *ctx;
 };
 
@@ -51,9 +52,9 @@ void gpulib__drain(struct gpulib *g);
 void gpulib__summary(struct gpulib *g);
 void gpulib__free(struct gpulib *g);
 
-struct bpf_link;
-/* links destroyed from several threads at once (a uprobe's detach waits a
- * grace period of its own; together they share them) */
-void gpulib__destroy_links(struct bpf_link **links, size_t n);
+struct linkset;
+/* the probes' links, to be destroyed with others at once (gpulib__free
+ * destroys those left) */
+struct linkset *gpulib__links(struct gpulib *g);
 
 #endif

@@ -58,5 +58,5 @@ for ((r = 1; r <= runs; r++)); do
 	fi
 	t2=$(date +%s.%N)
 	printf 'run %d: %d libraries attached, report %.3f s, exit %.3f s after SIGINT\n' \
-		"$r" "$links" "$(bc <<<"$t1 - $t0")" "$(bc <<<"$t2 - $t0")"
+		"$r" "$links" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(awk -v a="$t0" -v b="$t2" 'BEGIN { print b - a }')"
 done

@@ -1016,7 +1016,7 @@ test_server_clients_that_give_up() {
 	await_log "cancel task" || return 1
 	stop_server
 	wait_tracer || return 1
-	t0=$(jq '.session.start_realtime_ns / 1e6' "$T/gmt.out")
+	t0=$(jq '.session.start_monotonic_ns / 1e6' "$T/gmt.out")
 	got=$(jq -c --argjson t0 "$t0" '[.processes[0].requests[] | select(.method == "POST") |
 		[.event_stream, (if .client_gone_s == null then null else .client_gone_s * 1000 + $t0 end),
 		 .end_s * 1000 + $t0]]' "$T/gmt.out")

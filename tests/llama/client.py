@@ -120,6 +120,12 @@ def timings_of(text, stream):
     return t
 
 
+def wall_minus_mono():
+    """CLOCK_REALTIME less CLOCK_MONOTONIC, in ms"""
+    return (time.clock_gettime_ns(time.CLOCK_REALTIME) -
+            time.clock_gettime_ns(time.CLOCK_MONOTONIC)) / 1e6
+
+
 def kernel_ms(anc):
     """the arrival time the kernel stamped on the bytes, in ms since the epoch"""
     for level, kind, data in anc:
@@ -170,6 +176,7 @@ def exchange(s, k, path, stream, keep, opt):
     r = {"k": k, "path": path, "stream": stream, "keep_alive": keep, "n_predict": n}
     buf = b""
     sent_ms(s)  # what an earlier request on this connection left
+    off_start = wall_minus_mono()
     user_ms = time.time_ns() / 1e6
     s.sendall(head + data)
     while True:
@@ -184,6 +191,9 @@ def exchange(s, k, path, stream, keep, opt):
         if done:
             break
     kernel = sent_ms(s)
+    # the wall clock less CLOCK_MONOTONIC as the request went and came: the
+    # kernel's stamps are on the wall clock, which a VM's time sync can step
+    r["wall_minus_mono_ms"] = [off_start, wall_minus_mono()]
     r["start_ms"] = kernel or user_ms
     r["start_clock"] = "kernel" if kernel else "user"
     r["ttfb_ms"] = first - r["start_ms"]

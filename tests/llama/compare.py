@@ -43,7 +43,18 @@ def main():
     check_metrics = "--no-metrics" not in sys.argv[3:]
     decodes = "--decodes" in sys.argv[3:]
     source = "server"
-    t0 = report["session"]["start_realtime_ns"] / 1e6
+    # one clock for both: CLOCK_MONOTONIC where the report and the client
+    # give it (a step of the wall clock during the run, as a VM's time sync
+    # makes, moves the client's kernel stamps and not the tool's times),
+    # else the wall clock
+    mono = report["session"].get("start_monotonic_ns")
+    if mono is not None and all("wall_minus_mono_ms" in c for c in client["requests"]):
+        t0 = mono / 1e6
+        for c in client["requests"]:
+            c["start_ms"] -= c["wall_minus_mono_ms"][0]
+            c["end_ms"] -= c["wall_minus_mono_ms"][1]
+    else:
+        t0 = report["session"]["start_realtime_ns"] / 1e6
     proc = report["processes"][0]
     # requests the server read and closed without an answer (llama-server
     # closes a kept connection after an event stream) are not the client's

@@ -21,6 +21,9 @@ static struct json_object *session_json(const struct model *m)
 	add(o, "kernel", str(m->kernel));
 	add(o, "start_utc", str(fmt_utc(when, sizeof(when), m->start_realtime_ns)));
 	add(o, "start_realtime_ns", u64(m->start_realtime_ns));
+	/* the same instant on CLOCK_MONOTONIC, which every event's time is on
+	 * (a step of the wall clock since does not move them) */
+	add(o, "start_monotonic_ns", u64(m->start_ts));
 	add(o, "duration_s", num(model__duration_ns(m) / 1e9));
 	add(o, "interval_s", num(m->interval_ms / 1e3));
 	add(o, "follow_forks", json_object_new_boolean(m->follow));

@@ -109,19 +109,17 @@ test_crash_names_the_thread_its_stack_and_the_request() {
 	done
 }
 
-# A corrupted heap, found by glibc's tcache check inlined in malloc itself
-# (--crash-heap: the HTTP thread overwrites a freed chunk's link): the abort
-# is named, and the corrupted heap, with abort right above malloc in the
-# stack (no _int_malloc between). glibc's line on the workload's stderr and
-# the shell's wait status are the truth.
-test_crash_heap_check_in_malloc_is_named() {
-	need_root
-	local f rc tid
+# crash_attached MODE: the workload's HTTP thread crashes as MODE says
+# (--crash-heap, --crash-gp) under -p; sets rc (the shell's wait status),
+# tid (the thread the workload logged), since (uptime_now before it ran) and
+# f (the exit verdict), and prints the verdict's message
+crash_attached() {
 	rm -f "$T/go" "$T/wl.err"
 	mkfifo "$T/go"
-	"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 --crash-heap 2>"$T/wl.err" &
+	"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 "$1" 2>"$T/wl.err" &
 	WL_PID=$!
 	start_tracer --json -i 0.2 -p "$WL_PID" || return 1
+	since=$(uptime_now)
 	echo go >"$T/go"
 	wait "$WL_PID"
 	rc=$?
@@ -129,6 +127,17 @@ test_crash_heap_check_in_malloc_is_named() {
 	tid=$(grep -oP 'http_server tid \K[0-9]+' "$T/wl.err")
 	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
 	echo "# $(jqr .message <<<"$f")"
+}
+
+# A corrupted heap, found by glibc's tcache check inlined in malloc itself
+# (--crash-heap: the HTTP thread overwrites a freed chunk's link): the abort
+# is named, and the corrupted heap, with abort right above malloc in the
+# stack (no _int_malloc between). glibc's line on the workload's stderr and
+# the shell's wait status are the truth.
+test_crash_heap_check_in_malloc_is_named() {
+	need_root
+	local f rc tid since
+	crash_attached --crash-heap || return 1
 	expect '[ "$rc" = 134 ] && grep -q "malloc(): unaligned tcache chunk" "$T/wl.err"' \
 		"glibc aborted: status $rc, $(tail -1 "$T/wl.err")" || return 1
 	expect '[ "$(jqr .signal <<<"$f")" = 6 ] && [ "$(jqr .thread_id <<<"$f")" = "$tid" ]' \
@@ -147,19 +156,7 @@ test_crash_heap_check_in_malloc_is_named() {
 test_crash_general_protection_fault_names_no_address() {
 	need_root
 	local f rc tid since
-	rm -f "$T/go" "$T/wl.err"
-	mkfifo "$T/go"
-	"$WL" --wait "$T/go" --steps 2 --step-mib 1 --http 3 --crash-gp 2>"$T/wl.err" &
-	WL_PID=$!
-	start_tracer --json -i 0.2 -p "$WL_PID" || return 1
-	since=$(uptime_now)
-	echo go >"$T/go"
-	wait "$WL_PID"
-	rc=$?
-	wait_tracer || return 1
-	tid=$(grep -oP 'http_server tid \K[0-9]+' "$T/wl.err")
-	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
-	echo "# $(jqr .message <<<"$f")"
+	crash_attached --crash-gp || return 1
 	expect '[ "$rc" = 139 ] && [ "$(jqr .signal <<<"$f")" = 11 ] && [ "$(jqr .thread_id <<<"$f")" = "$tid" ]' \
 		"SIGSEGV (status $rc) in the thread the workload named ($tid): $(jq -c '[.signal, .thread_id]' <<<"$f")" ||
 		return 1

@@ -5,8 +5,9 @@
  * where a message starts and ends (request and status lines, headers,
  * Content-Length and chunked bodies), so a request line is seen only where
  * a message can start, wherever the reads split it, and every request of a
- * pipelined read is seen. Body bytes are passed over, never copied out:
- * only method, path, status and byte counts are sent. */
+ * pipelined read is seen. Body bytes are never copied out: a response's
+ * are scanned for its `timings` (timings_parse.bpf.h), whose digits alone
+ * are sent, beside method, path, status and byte counts. */
 #include "syscalls.bpf.h"
 #include "http_parse.bpf.h"
 #include "timings_parse.bpf.h"

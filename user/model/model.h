@@ -478,7 +478,6 @@ struct model_srv_task {
  * MODEL_SRV_TASKS tasks, the rest summed in `more` */
 struct model_srv {
 	__u32 nr; /* of task[] */
-	__u32 objects;
 	struct model_srv_task task[MODEL_SRV_TASKS], more;
 };
 

@@ -336,7 +336,6 @@ void model_req__timings(struct model_proc *p, const struct gmt_timings *e)
 	if (!r || !r->responded)
 		return;
 	s = &r->srv;
-	s->objects++;
 	for (i = 0; i < s->nr; i++)
 		if (s->task[i].index == t.index) {
 			s->task[i] = t;

@@ -1069,3 +1069,36 @@ test_server_steady_is_no_leak_and_no_cache() {
 			return 1
 	done
 }
+
+# Generations cut or carried on by a full context (issue 33: llama.cpp's
+# test_ctx_shift cases on the tiny model): a slot of 256 cells asked for
+# 400 tokens stops where its context is full (the answer's predicted_n is
+# under 256), and with --context-shift it goes on to all it was asked, the cells
+# shifted back under the decode (the server's log says so). Each request's
+# tokens are the server's own, with llama.cpp's per-token probes off and on.
+test_server_context_full_and_shifted() {
+	need_llama_server || return 1
+	local shift probes cut
+	for shift in "" --context-shift; do
+		for probes in auto on; do
+			rm -f "$T/server.log"
+			# shellcheck disable=SC2086 # an option or none
+			start_server -np 1 -c 256 -t 1 --cache-ram 0 $shift || return 1
+			start_tracer --json --token-probes "$probes" -p "$SERVER_PID" || return 1
+			drive --clients 1 --requests 2 --tokens 400 --paths /completion --stream both ||
+				return 1
+			cut=$(jq -c '[.requests[] | [.timings.predicted_n, .n_predict]]' "$T/client.json")
+			echo "# ${shift:-no shift}, --token-probes $probes: the server generated [generated, asked] $cut"
+			if [ -z "$shift" ]; then
+				expect 'jq -e "[.requests[] | .timings.predicted_n | . > 0 and . < 256] | all" "$T/client.json" >/dev/null' \
+					"generation stopped by the full context: $cut" || return 1
+			else
+				expect 'jq -e "[.requests[] | .timings.predicted_n == .n_predict] | all" "$T/client.json" >/dev/null' \
+					"all asked for, with the context shifted: $cut" || return 1
+				expect 'grep -q "slot context shift" "$T/server.log"' "the server shifted its context" ||
+					return 1
+			fi
+			if [ "$probes" = on ]; then compare --decodes || return 1; else compare || return 1; fi
+		done
+	done
+}

@@ -198,6 +198,7 @@ def exchange(s, k, path, stream, keep, opt):
     r["start_clock"] = "kernel" if kernel else "user"
     r["ttfb_ms"] = first - r["start_ms"]
     r["end_ms"] = t
+    r["bytes"] = len(buf)
     r["latency_ms"] = t - r["start_ms"]
     h, text = done[0], done[1].decode("utf-8", "replace")
     r["status"] = int(re.match(r"http/1\.[01] ([0-9]{3})", h).group(1))

@@ -23,6 +23,9 @@ arrival. So for every request:
   latency and time to first byte within 10% (or 5 ms) of the client's; on a
   new one the server first accepts it and hands it to a thread, a wait the
   tool does not count, which on a loaded machine passed 10 ms;
+- every byte of the answer counted (the client's own count); the client
+  may read the end up to 40 ms after the last write where Nagle's
+  algorithm held it (llama-server leaves it on);
 - tokens exact; decode rate within 5%.
 """
 import json
@@ -79,7 +82,7 @@ def main():
     for ci, c in enumerate(client["requests"]):
         rows.append((c, tool[match[ci]] if ci in match else None))
 
-    lat_err = ttfb_err = rate_err = drate_err = wait = 0
+    lat_err = ttfb_err = rate_err = drate_err = wait = nagle = 0
     tok_ok = from_ok = 0
     out = ["\t".join(["#", "path", "stream", "keep", "latency ms tool/client",
                       "ttfb ms tool/client", "read after send ms", "prompt tool/server", "gen tool/server",
@@ -105,7 +108,18 @@ def main():
             bad.append(f"request {k}: latency {ms(r['latency_s'])} ms, less than the server's "
                        f"work on it ({work:.1f} ms)")
         kept = not c.get("fresh", True)
-        if kept and not within(r["latency_s"] * 1000, c["latency_ms"], 0.1, 5):
+        # every byte of the answer, status line to the last, is what the client read
+        if "bytes" in c and r.get("bytes_out") != c["bytes"]:
+            bad.append(f"request {k}: {r.get('bytes_out')} bytes out, the client read {c['bytes']}")
+        # llama-server leaves Nagle's algorithm on (cpp-httplib's TCP_NODELAY
+        # is off), so a small last write, a stream's terminator, can wait in
+        # the kernel for the ACK of the write before: the client reads the end
+        # up to a delayed ACK (40 ms at least) after the server's last write.
+        # With every byte counted, that wait is the kernel's, not a misread end
+        trail = c["latency_ms"] - r["latency_s"] * 1000
+        held = "bytes" in c and r.get("bytes_out") == c["bytes"] and 5 < trail <= 40
+        nagle += held
+        if kept and not held and not within(r["latency_s"] * 1000, c["latency_ms"], 0.1, 5):
             bad.append(f"request {k}: latency {ms(r['latency_s'])} ms, the client measured "
                        f"{c['latency_ms']:.1f} ms (end: {r['end']})")
         if r["ttfb_s"] is None or r["ttfb_s"] * 1000 > c["ttfb_ms"] + 1:
@@ -142,7 +156,7 @@ def main():
         want, got = t.get("predicted_per_second"), r["decode_tokens_per_s"]
         if (t.get("predicted_n") or 0) > 2 and not within(got, want, 0.05, 0):
             bad.append(f"request {k}: {got} tokens/s, the server says {want}")
-        if kept:
+        if kept and not held:
             lat_err = max(lat_err, abs(r["latency_s"] * 1000 - c["latency_ms"]) / c["latency_ms"])
         if kept and r["ttfb_s"] is not None:
             ttfb_err = max(ttfb_err, abs(r["ttfb_s"] * 1000 - c["ttfb_ms"]) / c["ttfb_ms"])
@@ -195,7 +209,8 @@ def main():
           f"ttfb {ttfb_err * 100:.1f}%; longest wait to read a new one {wait:.1f} ms; "
           f"decode rate {rate_err * 100:.2f}%"
           f"{f' (decoded {drate_err * 100:.2f}%)' if decodes else ''}{sums}"
-          f"{f'; {unanswered} read and closed unanswered' if unanswered else ''}")
+          f"{f'; {unanswered} read and closed unanswered' if unanswered else ''}"
+          f"{f'; {nagle} whose last write the client read 5-40 ms later (Nagle)' if nagle else ''}")
     for b in bad:
         print("# " + b)
     return 1 if bad else 0

@@ -324,6 +324,7 @@ struct model_proc {
 	__u32 syncs_since_decode;
 	__u32 last_decode_tid;
 	__u64 last_decode_ts;	  /* the end of its last decode or synchronize */
+	__u64 last_answer_ts;	  /* the end of the last response written */
 	bool batch_seqs;	  /* decodes carried their tokens by sequence */
 	__u64 merged_seq_decodes; /* more sequences in a batch than were told apart */
 };

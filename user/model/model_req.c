@@ -6,7 +6,8 @@
  * gives each slot a sequence and decodes the slots' tokens together. Each
  * sequence's work is cut into runs, one per task: a run starts when the
  * sequence jumps in position (a new prompt starts where the prefix it reuses
- * from its cache ends) or takes a batch of prompt tokens after generating.
+ * from its cache ends; not a context shift's step back, see shifted) or
+ * takes a batch of prompt tokens after generating.
  * A run's tokens are its prompt until the batch that asks for logits (the
  * prompt's last), then one generation step per decode: a token sampled and
  * fed back. The last token sampled is never fed back: generated tokens are
@@ -290,6 +291,7 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 			return;
 		r->bytes_in = e->bytes_in;
 		r->bytes_out = e->bytes_out;
+		p->last_answer_ts = e->hdr.ts_ns;
 		finish(p, r, e->hdr.ts_ns, e->end);
 		prune_open(p);
 		break;
@@ -475,6 +477,17 @@ static struct model_seq *seq_state(struct model_proc *p, __s32 seq)
  * image's embeddings the text goes on further ahead: with M-RoPE
  * (Qwen-VL) an image takes as many positions as its grid's longer side,
  * not one a token, and its batch gives each token the same first one */
+/* a generation step that lands back in position: llama-server's context
+ * shift (--context-shift) discards cells of a full slot and goes on. A new
+ * prompt comes after an answer was written, and is a batch of prompt
+ * tokens unless all but its last were cached */
+static bool shifted(const struct model_proc *p, const struct model_seq *s,
+		    const struct model_run *r, const struct gmt_decode_seq *d)
+{
+	return r->t.prompt_done && d->n_tokens == 1 && d->n_outputs == 1 &&
+	       d->pos_min < s->last_pos && p->last_answer_ts < r->last_end_ts;
+}
+
 static struct model_run *continued(struct model_proc *p, const struct model_seq *s,
 				   const struct gmt_decode_seq *d)
 {
@@ -483,7 +496,7 @@ static struct model_run *continued(struct model_proc *p, const struct model_seq 
 	if (!r || r->req)
 		return NULL;
 	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min != s->last_pos + 1 &&
-	    !(s->after_embd && d->pos_min > s->last_pos))
+	    !(s->after_embd && d->pos_min > s->last_pos) && !shifted(p, s, r, d))
 		return NULL;
 	if (r->t.prompt_done && d->n_tokens > 1 && d->n_outputs < d->n_tokens)
 		return NULL;

@@ -102,7 +102,7 @@ $(OUTPUT)/tests/unit: tests/unit.c bench/series.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
-# writes the SCENARIOS.md cases and controls as trace files
+# writes the docs/scenarios.md cases and controls as trace files
 $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@

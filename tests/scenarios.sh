@@ -1,6 +1,6 @@
-# The verdicts on the SCENARIOS.md field reports and on controls, from trace
-# files tools/scenario.c writes. Each runs over several seeds, so sizes,
-# counts, rates and noise differ from run to run: what passes is the
+# The verdicts on the docs/scenarios.md field reports and on controls, from
+# trace files tools/scenario.c writes. Each runs over several seeds, so
+# sizes, counts, rates and noise differ from run to run: what passes is the
 # judgment, not numbers it was tuned to. Needs no root.
 SCEN=$ROOT/.output/gmt-scenario
 SEEDS="1 2 3 4 5 6"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Writes a trace file, in the format gpumemtrace records, of one of the
- * field reports in SCENARIOS.md or of a control that must not be called a
- * leak. Sizes, counts, rates and noise come from the seed, so a test run
- * over several seeds judges cases no threshold was tuned to.
+ * field reports in docs/scenarios.md or of a control that must not be
+ * called a leak. Sizes, counts, rates and noise come from the seed, so a
+ * test run over several seeds judges cases no threshold was tuned to.
  *
  *   gmt-scenario NAME FILE [SEED]    writes FILE
  *   gmt-scenario NAME FILE SEED -e   also prints, as JSON, what it put in

@@ -3,7 +3,7 @@
  * by category, GPU API and kernel buffer figures, requests, tokens and the
  * verdicts, labelled by pid, comm and cgroup. Only processes still running
  * are in it. Labels stay few: paths from a short list, status classes,
- * no request ids. README.md's "Running on many hosts" lists the metrics. */
+ * no request ids. docs/fleet.md lists the metrics. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

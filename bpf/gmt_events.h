@@ -641,7 +641,9 @@ struct gmt_decode_seq {
 };
 
 /* one llama.cpp call, at its return; decodes and encodes carry their
- * batch's tokens by sequence (recordings before 0.2 end at nr_seqs) */
+ * batch's tokens by sequence (recordings before 0.2 end at nr_seqs), then,
+ * where len has room, a __u64: the llama_context it ran on (speculative
+ * decoding runs a draft model's on a second one; 0: no batch call) */
 struct gmt_decode {
 	struct gmt_hdr hdr;
 	__u64 dur_ns;

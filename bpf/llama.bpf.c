@@ -26,7 +26,7 @@ struct llama_batch_user {
 struct llama_frames {
 	__u32 depth, pad;
 	struct {
-		__u64 ts, cookie, sp;
+		__u64 ts, cookie, sp, lctx;
 		struct llama_batch_user b;
 	} f[LLAMA_DEPTH];
 };
@@ -73,7 +73,7 @@ int llama_mark(struct pt_regs *ctx)
 
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	e = gmt_reserve(sizeof(*e), GMT_EV_DECODE, GMT_SRC_DECODE);
+	e = gmt_reserve(sizeof(*e) + 8, GMT_EV_DECODE, GMT_SRC_DECODE);
 	if (!e)
 		return 0;
 	e->dur_ns = 0;
@@ -83,6 +83,7 @@ int llama_mark(struct pt_regs *ctx)
 	e->embd = 0;
 	e->nr_seqs = 0;
 	e->scanned = 0;
+	*(__u64 *)e->seqs = PT_REGS_PARM1(ctx); /* llama_synchronize(ctx) */
 	gmt_submit(e);
 	return 0;
 }
@@ -140,6 +141,7 @@ int llama_enter(struct pt_regs *ctx)
 	d &= LLAMA_DEPTH - 1;
 	cookie = bpf_get_attach_cookie(ctx);
 	l->f[d].cookie = cookie;
+	l->f[d].lctx = 0;
 	__builtin_memset(&l->f[d].b, 0, sizeof(l->f[d].b));
 	if (is_batch_call(GMT_COOKIE_FUNC(cookie))) {
 		/* read at entry, while it is certainly intact: on x86-64 the
@@ -147,6 +149,7 @@ int llama_enter(struct pt_regs *ctx)
 		 * register points to a copy */
 		where = BATCH_ON_STACK ? PT_REGS_SP(ctx) + 8 : PT_REGS_PARM2(ctx);
 		bpf_probe_read_user(&l->f[d].b, sizeof(l->f[d].b), (void *)where);
+		l->f[d].lctx = PT_REGS_PARM1(ctx);
 	}
 	l->f[d].sp = PT_REGS_SP(ctx);
 	l->depth = d + 1;
@@ -260,11 +263,12 @@ static __always_inline void scan_batch(struct gmt_decode *e, const struct llama_
 SEC("uretprobe")
 int llama_return(struct pt_regs *ctx)
 {
-	__u64 size = sizeof(struct gmt_decode) + GMT_DECODE_SEQS * sizeof(struct gmt_decode_seq);
+	__u64 size =
+		sizeof(struct gmt_decode) + GMT_DECODE_SEQS * sizeof(struct gmt_decode_seq) + 8;
 	struct llama_frames *l;
 	struct gmt_decode *e;
 	__u64 ts, cookie;
-	__u32 d;
+	__u32 d, n;
 
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -294,7 +298,12 @@ int llama_return(struct pt_regs *ctx)
 		e->embd = l->f[d].b.embd != 0;
 		scan_batch(e, &l->f[d].b);
 	}
-	e->hdr.len = sizeof(*e) + e->nr_seqs * sizeof(struct gmt_decode_seq);
+	n = e->nr_seqs;
+	if (n > GMT_DECODE_SEQS)
+		n = GMT_DECODE_SEQS;
+	/* the context after the sequences (see gmt_events.h) */
+	*(__u64 *)((void *)e->seqs + n * sizeof(struct gmt_decode_seq)) = l->f[d].lctx;
+	e->hdr.len = sizeof(*e) + n * sizeof(struct gmt_decode_seq) + 8;
 	gmt_submit(e);
 	return 0;
 }

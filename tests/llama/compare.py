@@ -10,7 +10,9 @@ line; exits 1, after "# " lines saying what was off, when anything is.
 Each request's tokens must come from the server's own timings, as read in
 its response (tokens_from "server"). With --decodes (gpumemtrace
 --token-probes on), the figures counted from llama.cpp's decodes
-("decoded") must be the server's too, and the decode calls /metrics'.
+("decoded") must be the server's too (of an answer with drafted tokens,
+speculative decoding's, the generated tokens and rate unknown: null), and
+the decode calls /metrics'.
 
 Requests are paired by path and by the client's start and end against the
 tool's (same machine, both on CLOCK_REALTIME), one to one. The tool counts
@@ -140,11 +142,18 @@ def main():
             bad.append(f"request {k}: {r['generated_tokens']} generated tokens, the server says "
                        f"{t.get('predicted_n')}")
         d = r.get("decoded")
+        # speculative decoding: how many drafted tokens a step kept is the
+        # server's to say; the decodes give none (null), never a guess
+        drafted = bool(t.get("draft_n"))
         if decodes and t and (not d or d["prompt_tokens"] != t.get("prompt_n") or
-                              d["generated_tokens"] != t.get("predicted_n")):
+                              d["generated_tokens"] != (None if drafted else t.get("predicted_n"))):
             bad.append(f"request {k}: decoded {d and [d['prompt_tokens'], d['generated_tokens']]}"
                        f", the server says {[t.get('prompt_n'), t.get('predicted_n')]}")
-        if decodes and d and (t.get("predicted_n") or 0) > 2:
+        if decodes and d and drafted:
+            if d["decode_tokens_per_s"] is not None:
+                bad.append(f"request {k}: a decoded rate of a drafted answer, "
+                           f"{d['decode_tokens_per_s']}")
+        elif decodes and d and (t.get("predicted_n") or 0) > 2:
             dwant = t.get("predicted_per_second")
             if not within(d["decode_tokens_per_s"], dwant, 0.05, 0):
                 bad.append(f"request {k}: decoded {d['decode_tokens_per_s']} tokens/s, the "

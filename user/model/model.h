@@ -325,6 +325,8 @@ struct model_proc {
 	__u32 last_decode_tid;
 	__u64 last_decode_ts;	  /* the end of its last decode or synchronize */
 	__u64 last_answer_ts;	  /* the end of the last response written */
+	__u64 main_ctx;		  /* the llama_context of its own decodes; 0: not known */
+	__u64 other_ctx_calls;	  /* decodes and synchronizes of another (a draft's) */
 	bool batch_seqs;	  /* decodes carried their tokens by sequence */
 	__u64 merged_seq_decodes; /* more sequences in a batch than were told apart */
 };
@@ -336,13 +338,18 @@ struct model_tally {
 	__u64 after_ts; /* the start of the process's next decode after the last one here */
 	__u64 prompt_sync_ts, gen_sync_ts; /* when the first token, the last one, were sampled */
 	bool prompt_done; /* the prompt's last batch (the one asking for logits) went by */
+	/* a step checked several tokens (speculative decoding): how many of
+	 * them the program kept is not in its decodes */
+	bool drafted;
 };
 
 struct model_seq {
 	__s32 seq;
-	__s32 last_pos;	 /* -1 before any */
-	size_t run;	 /* 1 + index of its current run; 0 none */
-	bool after_embd; /* its last batch was an image's embeddings */
+	__s32 last_pos;	    /* -1 before any */
+	__s32 last_pos_min; /* where its last batch began */
+	__u32 last_outputs; /* the logits its last batch asked for */
+	size_t run;	    /* 1 + index of its current run; 0 none */
+	bool after_embd;    /* its last batch was an image's embeddings */
 };
 
 struct model_run {

@@ -450,6 +450,7 @@ static void tally(struct model_tally *t, const struct gmt_decode *e, __u32 n_tok
 		return;
 	}
 	t->gen_decodes++;
+	t->drafted |= n_outputs > 1;
 	if (!t->gen_first_ts)
 		t->gen_first_ts = e->hdr.ts_ns - e->dur_ns;
 	t->gen_last_ts = e->hdr.ts_ns - e->dur_ns;
@@ -488,6 +489,17 @@ static bool shifted(const struct model_proc *p, const struct model_seq *s,
 	       d->pos_min < s->last_pos && p->last_answer_ts < r->last_end_ts;
 }
 
+/* a step after one that checked a draft (speculative decoding: the target
+ * decodes its token and the draft's guesses, each with logits): the guesses
+ * it rejected are dropped, so the next step begins past the last one kept,
+ * inside the batch before */
+static bool after_draft(const struct model_seq *s, const struct model_run *r,
+			const struct gmt_decode_seq *d)
+{
+	return r->t.prompt_done && s->last_outputs > 1 && d->pos_min > s->last_pos_min &&
+	       d->pos_min <= s->last_pos + 1;
+}
+
 static struct model_run *continued(struct model_proc *p, const struct model_seq *s,
 				   const struct gmt_decode_seq *d)
 {
@@ -496,7 +508,8 @@ static struct model_run *continued(struct model_proc *p, const struct model_seq 
 	if (!r || r->req)
 		return NULL;
 	if (s->last_pos >= 0 && d->pos_min >= 0 && d->pos_min != s->last_pos + 1 &&
-	    !(s->after_embd && d->pos_min > s->last_pos) && !shifted(p, s, r, d))
+	    !(s->after_embd && d->pos_min > s->last_pos) && !shifted(p, s, r, d) &&
+	    !after_draft(s, r, d))
 		return NULL;
 	if (r->t.prompt_done && d->n_tokens > 1 && d->n_outputs < d->n_tokens)
 		return NULL;
@@ -770,6 +783,8 @@ static void decode_seqs(struct model_proc *p, const struct gmt_decode *e, size_t
 			s->run = p->nr_runs;
 		}
 		s->last_pos = d->pos_max;
+		s->last_pos_min = d->pos_min;
+		s->last_outputs = d->n_outputs;
 		s->after_embd = e->embd;
 		run[i]->last_end_ts = e->hdr.ts_ns;
 		run[i]->t.after_ts = run[i]->t.gen_sync_ts = 0;
@@ -807,10 +822,32 @@ static void synced(struct model_proc *p, const struct gmt_decode *e)
 	}
 }
 
+/* a call on a context not the program's own: speculative decoding runs a
+ * draft model on a second context, its decodes and synchronizes beside the
+ * target's. The program's own is the first given a batch of several
+ * tokens: llama-server decodes a prompt (or its warm-up) on the target
+ * before the draft catches up on it */
+static bool other_ctx(struct model_proc *p, const struct gmt_decode *e)
+{
+	__u64 ctx = event__decode_ctx(e);
+
+	if (!ctx)
+		return false;
+	if (!p->main_ctx && e->kind == MODEL_DEC_DECODE && e->n_tokens > 1)
+		p->main_ctx = ctx;
+	if (!p->main_ctx || ctx == p->main_ctx)
+		return false;
+	p->other_ctx_calls++;
+	return true;
+}
+
 void model_req__decode(struct model_proc *p, const struct gmt_decode *e)
 {
 	__u64 start = e->hdr.ts_ns - e->dur_ns;
 	size_t i, n = nr_seqs(e);
+
+	if (other_ctx(p, e))
+		return;
 
 	if (e->kind != MODEL_DEC_IMAGE)
 		p->last_decode_ts = e->hdr.ts_ns;

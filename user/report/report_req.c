@@ -75,6 +75,7 @@ struct json_object *llama_json(const struct model_proc *p)
 	add(o, "decodes", u64(p->decodes));
 	add(o, "decodes_before_requests", u64(p->decodes_before_requests));
 	add(o, "image_decodes", u64(p->embd_decodes));
+	add(o, "other_context_calls", u64(p->other_ctx_calls));
 	add(o, "encodes", u64(p->encodes));
 	add(o, "tokens", u64(p->decode_tokens));
 	add(o, "errors", u64(p->decode_errors));
@@ -146,6 +147,9 @@ static void print_llama(FILE *out, const struct model_proc *p)
 	if (p->images)
 		fprintf(out, "; %llu image encodes, %llu decodes of their embeddings",
 			(unsigned long long)p->images, (unsigned long long)p->embd_decodes);
+	if (p->other_ctx_calls)
+		fprintf(out, "; %llu calls on a second context (a speculative draft's) left out",
+			(unsigned long long)p->other_ctx_calls);
 	fputc('\n', out);
 	if (p->merged_seq_decodes)
 		fprintf(out,
@@ -256,9 +260,11 @@ static struct json_object *decoded_json(const struct model_request *r)
 	memset(&d.srv, 0, sizeof(d.srv));
 	o = json_object_new_object();
 	add(o, "prompt_tokens", u64(model_req__prompt_tokens(&d)));
-	add(o, "generated_tokens", u64(model_req__generated(&d)));
+	/* a drafted run's tokens kept are the server's to say */
+	add(o, "generated_tokens", r->t.drafted ? NULL : u64(model_req__generated(&d)));
 	add(o, "decode_tokens_per_s",
-	    model_req__tokens_per_s(&d) >= 0 ? num(model_req__tokens_per_s(&d)) : NULL);
+	    !r->t.drafted && model_req__tokens_per_s(&d) >= 0 ? num(model_req__tokens_per_s(&d)) :
+								NULL);
 	return o;
 }
 

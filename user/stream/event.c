@@ -128,6 +128,17 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 	return true;
 }
 
+__u64 event__decode_ctx(const struct gmt_decode *e)
+{
+	size_t at = sizeof(*e) + (size_t)e->nr_seqs * sizeof(struct gmt_decode_seq);
+	__u64 ctx;
+
+	if (e->hdr.len < sizeof(*e) || e->hdr.len < at + sizeof(ctx))
+		return 0;
+	memcpy(&ctx, (const char *)e + at, sizeof(ctx));
+	return ctx;
+}
+
 void event__init(struct gmt_hdr *h, unsigned int type, size_t len, __u64 ts_ns, __u32 pid)
 {
 	memset(h, 0, len);

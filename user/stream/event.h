@@ -20,6 +20,8 @@ const char *event__type_name(unsigned int type);
 bool event__valid(const struct gmt_hdr *e, size_t avail);
 /* header for an event made in user space */
 void event__init(struct gmt_hdr *h, unsigned int type, size_t len, __u64 ts_ns, __u32 pid);
+/* the llama_context a decode or encode ran on, or 0 (a recording without it) */
+__u64 event__decode_ctx(const struct gmt_decode *e);
 __u64 event__now_ns(void);
 /* the stack's frame names: "symbol\0module\0" per frame, after the frames */
 const char *event__stack_names(const struct gmt_stack *s);

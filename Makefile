@@ -17,7 +17,7 @@ CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/drain.o $(OUTPUT)/user/source/gpulib.o $(OUTPUT)/user/source/nvml.o \
 	$(OUTPUT)/user/source/linkset.o $(OUTPUT)/user/source/umulti.o \
 	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/source/cfi_check.o \
-	$(OUTPUT)/user/report/metrics.o \
+	$(OUTPUT)/user/serve/metrics.o \
 	$(OUTPUT)/user/report/perfetto.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2

@@ -17,7 +17,8 @@ rank() {
 	source | model) echo 2 ;;
 	analysis) echo 3 ;;
 	report | view) echo 4 ;;
-	main) echo 5 ;;
+	serve) echo 5 ;;
+	main) echo 6 ;;
 	*) echo -1 ;;
 	esac
 }
@@ -39,7 +40,7 @@ while IFS= read -r f; do
 	*) stage=main ;;
 	esac
 	if [ "$(rank "$stage")" -lt 0 ]; then
-		echo "$rel: not in a stage folder (common stream source model analysis report view)"
+		echo "$rel: not in a stage folder (common stream source model analysis report view serve)"
 		bad=1
 		continue
 	fi
@@ -67,10 +68,10 @@ while IFS= read -r f; do
 done < <(find "$dir" -name '*.[ch]' | sort)
 
 # Above the model, nothing reads the wire format: the analysis, the reports
-# and the view use the model's names (model.h), not gmt_* records or GMT_*
+# the view and the servers use the model's names (model.h), not gmt_* records or GMT_*
 # numbers. Perfetto's export is the one reader of the stream up there: it
 # turns decode records into slices, record by record.
-for f in "$dir"/analysis/*.[ch] "$dir"/report/*.[ch] "$dir"/view/*.[ch]; do
+for f in "$dir"/analysis/*.[ch] "$dir"/report/*.[ch] "$dir"/view/*.[ch] "$dir"/serve/*.[ch]; do
 	[ -e "$f" ] || continue
 	rel=${f#"$dir"/}
 	case $rel in report/perfetto.[ch]) continue ;; esac

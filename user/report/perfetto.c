@@ -71,11 +71,6 @@ struct perfetto *perfetto__open(const char *path, char *err, size_t size)
 	return p;
 }
 
-struct model *perfetto__model(struct perfetto *p)
-{
-	return p->m;
-}
-
 /* one TracePacket as a `packet` field of Trace: tag 1, length, bytes */
 static void emit(struct perfetto *p, Packet *pkt)
 {

@@ -22,7 +22,6 @@ struct perfetto *perfetto__open(const char *path, char *err, size_t size);
 struct perfetto *perfetto__to(FILE *out);
 /* a gmt_sink_fn: feeds the model (ctx's) and writes the decode slices */
 void perfetto__event(void *ctx, const struct gmt_hdr *e);
-struct model *perfetto__model(struct perfetto *p);
 /* the rest, from the model; closes OUT. 0, or -errno; packets written */
 int perfetto__finish(struct perfetto *p, size_t *packets);
 

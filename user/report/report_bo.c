@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* the kernel GPU buffer sections of both reports */
+/* kernel GPU buffers, in both reports: TTM's buffers by owner, their
+ * evictions, those evicted and not back, and each process's DRM fdinfo */
 #include <json-c/json.h>
 #include "common/json_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include "common/fmt.h"
 #include "report_data.h"
+#include "report_sections.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
 #define MAX_ROWS 20

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* what every section of the report uses (report_data.h): names of the
+ * model's numbers, figures computed once from it, and stacks */
+#include <json-c/json.h>
+#include "common/json_util.h"
 #include <stdlib.h>
 #include <string.h>
+#include "report.h"
 #include "report_data.h"
 
 const char *const rss_member_names[MODEL_RSS_NR] = { "file", "anon", "swap", "shmem" };
@@ -168,4 +173,48 @@ bool faults_classified(const struct model *m)
 		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault"))
 			return m->probes[i].status == MODEL_PROBE_ATTACHED;
 	return false;
+}
+
+void print_stack(FILE *out, const struct model *m, __u32 id)
+{
+	const struct model_stack *s = model__stack(m, id);
+	unsigned int i;
+
+	if (!id)
+		return;
+	if (!s || !s->nr_frames) {
+		fprintf(out, "        (no user stack)\n");
+		return;
+	}
+	for (i = 0; i < s->nr_frames; i++) {
+		const struct model_frame *f = &s->frames[i];
+
+		if (f->sym[0])
+			fprintf(out, "        %s+0x%llx (%s)\n", f->sym,
+				(unsigned long long)f->sym_off, f->module);
+		else
+			fprintf(out, "        0x%llx (%s+0x%llx)\n", (unsigned long long)f->ip,
+				f->module[0] ? f->module : "?", (unsigned long long)f->sym_off);
+	}
+}
+
+struct json_object *stack_json(const struct model *m, __u32 id)
+{
+	const struct model_stack *s = model__stack(m, id);
+	struct json_object *a;
+	unsigned int i;
+
+	if (!id || !s)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; i < s->nr_frames; i++) {
+		struct json_object *f = json_object_new_object();
+
+		add(f, "ip", u64(s->frames[i].ip));
+		add(f, "symbol", str(s->frames[i].sym));
+		add(f, "offset", u64(s->frames[i].sym_off));
+		add(f, "module", str(s->frames[i].module));
+		json_object_array_add(a, f);
+	}
+	return a;
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* figures both report formats show, computed once from the model */
+/* what every section of the report uses: the names of the model's
+ * numbers, figures computed from it, and stacks (report.h says the rule) */
 #ifndef GMT_REPORT_DATA_H
 #define GMT_REPORT_DATA_H
 
+#include <stdio.h>
 #include "model/model.h"
-#include "report.h"
+
+struct report_opts;
 
 struct member_stats {
 	bool seen;
@@ -38,49 +41,11 @@ __u64 lost_total(const struct model *m);
 /* whether faults were told apart by class (the fexit probe attached) */
 bool faults_classified(const struct model *m);
 
-/* live GPU allocations grouped by stack, API and kind */
-struct gpu_stack_row {
-	__u32 stack_id;
-	__u8 api, kind;
-	__u64 bytes, count;
-};
-
-/* rows biggest first; caller frees; NULL when there are none */
-struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n);
-/* the sum of live bytes over every API and kind that holds memory */
-__s64 gpu_live_total(const __s64 live[MODEL_API_NR][MODEL_KIND_NR]);
-
-/* the GPU sections, report_gpu.c */
+/* a stack's frames, one a line under what it holds (text), or an array
+ * of frames (JSON; NULL for stack 0 or one not known): every section that
+ * names a stack shows it so */
 void print_stack(FILE *out, const struct model *m, __u32 id);
-void print_gpu(FILE *out, const struct model *m, const struct model_proc *p);
-void print_gpu_devices(FILE *out, const struct model *m);
 struct json_object;
 struct json_object *stack_json(const struct model *m, __u32 id);
-struct json_object *gpu_json(const struct model *m, const struct model_proc *p);
-struct json_object *gpu_devices_json(const struct model *m);
-/* kernel GPU buffers, report_bo.c */
-void print_bos(FILE *out, const struct model *m);
-struct json_object *bos_json(const struct model *m);
-void print_drm(FILE *out, const struct model_proc *p);
-/* HTTP requests, report_req.c */
-struct findings;
-void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
-		    const struct findings *fs);
-struct json_object *requests_json(const struct model *m, const struct model_proc *p);
-/* llama.cpp's calls of the process; NULL when it made none */
-struct json_object *llama_json(const struct model_proc *p);
-/* llama-server's memory settings; nothing (NULL) when it is not llama-server */
-void print_llama_server(FILE *out, const struct model_proc *p);
-struct json_object *llama_server_json(const struct model_proc *p);
-struct json_object *drm_json(const struct model_proc *p);
-
-/* the verdicts, report_findings.c */
-struct findings;
-void print_verdicts(FILE *out, const struct model *m, const struct findings *fs);
-void print_evidence(FILE *out, const struct model *m, const struct findings *fs);
-struct json_object *findings_json(const struct model *m, const struct findings *fs);
-struct json_object *memory_by_interval_json(const struct model *m, const struct model_proc *p);
-struct json_object *request_memory_json(const struct model *m, const struct model_proc *p,
-					const struct model_request *r);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* the GPU API sections of both reports */
+/* GPU APIs, in both reports: the devices as their drivers describe them,
+ * each process's allocations by API and kind, by stack, and the failed ones */
 #include <json-c/json.h>
 #include "common/json_util.h"
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include "common/fmt.h"
 #include "stream/gpufuncs.h"
 #include "report_data.h"
+#include "report_sections.h"
 #include "analysis/roles.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
@@ -16,6 +18,13 @@ static const char *const type_flag_names[] = {
 	"protected",	"device-coherent", "device-uncached", "rdma-capable"
 };
 
+/* live GPU allocations grouped by stack, API and kind */
+struct gpu_stack_row {
+	__u32 stack_id;
+	__u8 api, kind;
+	__u64 bytes, count;
+};
+
 static const char *type_flags(char *buf, size_t size, __u32 flags)
 {
 	fmt_flags(buf, size, flags, type_flag_names,
@@ -23,7 +32,8 @@ static const char *type_flags(char *buf, size_t size, __u32 flags)
 	return buf[0] ? buf : "none";
 }
 
-__s64 gpu_live_total(const __s64 live[MODEL_API_NR][MODEL_KIND_NR])
+/* the sum of live bytes over every API and kind that holds memory */
+static __s64 gpu_live_total(const __s64 live[MODEL_API_NR][MODEL_KIND_NR])
 {
 	__s64 t = 0;
 
@@ -45,7 +55,8 @@ static int by_bytes(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n)
+/* rows biggest first; caller frees; NULL when there are none */
+static struct gpu_stack_row *gpu_stacks_by_live(const struct model_gpu *g, size_t *n)
 {
 	struct gpu_stack_row *rows = NULL, *r;
 	size_t i, j, nr = 0;

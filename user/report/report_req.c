@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* the per-request table of both reports */
+/* HTTP requests and llama.cpp, in both reports: the per-request table,
+ * llama.cpp's calls and state copies, llama-server's memory settings */
 #include <json-c/json.h>
 #include <string.h>
 #include "common/fmt.h"
@@ -8,6 +9,7 @@
 #include "analysis/llama_conf.h"
 #include "analysis/requests.h"
 #include "report_data.h"
+#include "report_sections.h"
 
 #define MAX_ROWS 50
 
@@ -84,6 +86,30 @@ struct json_object *llama_json(const struct model_proc *p)
 	add(o, "sequences", u64(p->nr_seqs));
 	add(o, "untied_tokens", u64(model_req__untied_tokens(p)));
 	add(o, "merged_sequence_decodes", u64(p->merged_seq_decodes));
+	return o;
+}
+
+/* llama.cpp's own state copies: llama-server's prompt-cache entries and
+ * context checkpoints, as its calls sized them */
+struct json_object *llama_state_json(const struct model_llama_state *s)
+{
+	struct json_object *o;
+
+	if (!s->saves && !s->ckpts && !s->loads)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "saves", u64(s->saves));
+	add(o, "save_bytes", u64(s->save_bytes));
+	add(o, "save_min_bytes", s->saves ? u64(s->save_min) : NULL);
+	add(o, "save_max_bytes", s->saves ? u64(s->save_max) : NULL);
+	add(o, "entry_bytes", u64(s->entry_bytes));
+	add(o, "entry_min_bytes", s->saves ? u64(s->entry_min) : NULL);
+	add(o, "entry_max_bytes", s->saves ? u64(s->entry_max) : NULL);
+	add(o, "checkpoints", u64(s->ckpts));
+	add(o, "checkpoint_bytes", u64(s->ckpt_bytes));
+	add(o, "checkpoint_max_bytes", s->ckpts ? u64(s->ckpt_max) : NULL);
+	add(o, "loads", u64(s->loads));
+	add(o, "load_bytes", u64(s->load_bytes));
 	return o;
 }
 

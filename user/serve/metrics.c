@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* --metrics and --metrics-file (metrics.h) */
+/* --metrics and --metrics-file (metrics.h): the HTTP server, the textfile,
+ * and when to make the text again */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
@@ -18,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "analysis/findings.h"
+#include "report/report.h"
 #include "metrics.h"
-#include "report.h"
 
 /* a scraper needs one; the tracer's own files, probes and maps need the rest
  * of its fds (the unit's LimitNOFILE) */

@@ -45,11 +45,6 @@ static void emit(struct collect *c, const struct gmt_hdr *e)
 	c->o->sink(c->o->ctx, e);
 }
 
-static size_t round8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
 /* PROT_EXEC from a file: new code (anonymous code, a JIT's, has no symbols
  * and comes often) */
 static bool new_code(const struct gmt_hdr *e)
@@ -162,7 +157,8 @@ static int on_ring(void *ctx, void *data, size_t size)
 static void emit_session(struct collect *c)
 {
 	const char *cmd = c->o->cmdline ? c->o->cmdline : "";
-	size_t n = strnlen(cmd, 4095), len = round8(offsetof(struct gmt_session, cmdline) + n + 1);
+	size_t n = strnlen(cmd, 4095),
+	       len = event__round8(offsetof(struct gmt_session, cmdline) + n + 1);
 	__u64 buf[(sizeof(struct gmt_session) + 4096) / 8 + 1]; /* aligned */
 	struct gmt_session *s = (struct gmt_session *)buf;
 	struct timespec rt;

@@ -50,11 +50,6 @@ static void emit(struct samples *c, const struct gmt_hdr *e)
 	c->sink(c->ctx, e);
 }
 
-static size_t round8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
 static int read_status(__u32 pid, struct gmt_sample *s)
 {
 	static const char *keys[GMT_S_NR] = { "VmRSS:",	 "RssAnon:", "RssFile:", "RssShmem:",
@@ -229,8 +224,9 @@ static void emit_proc(struct samples *c, __u32 pid, bool spawned)
 		procfs__redact(cmdline,
 			       procfs__read_raw(pid, "cmdline", cmdline, sizeof(cmdline) - 1));
 	len = strlen(cmdline);
-	event__init(&p->hdr, GMT_EV_PROC, round8(offsetof(struct gmt_proc, cmdline) + len + 1),
-		    event__now_ns(), pid);
+	event__init(&p->hdr, GMT_EV_PROC,
+		    event__round8(offsetof(struct gmt_proc, cmdline) + len + 1), event__now_ns(),
+		    pid);
 	p->cmdline_len = len;
 	memcpy(p->cmdline, cmdline, len);
 	if (spawned) {
@@ -290,7 +286,7 @@ static void emit_proc_env(struct samples *c, __u32 pid, bool spawned)
 		n = procfs__read_raw(pid, "environ", env, sizeof(env));
 	}
 	n = procfs__settings(env, n, vars, sizeof(vars));
-	event__init(&e->hdr, GMT_EV_PROC_ENV, round8(sizeof(*e) + n), event__now_ns(), pid);
+	event__init(&e->hdr, GMT_EV_PROC_ENV, event__round8(sizeof(*e) + n), event__now_ns(), pid);
 	memcpy(e->vars, vars, n);
 	e->vars_len = n;
 	emit(c, &e->hdr);

@@ -85,10 +85,6 @@ void stacks__free(struct stacks *s)
 	free(s);
 }
 
-static size_t round8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
 /* a frame-pointer walk that reaches code built without them (Python, most
  * release builds) goes on through stack words: the first address in no code
  * mapping ends the stack (JIT frames end it too); its frames up to there */
@@ -120,10 +116,10 @@ static void emit_stack(struct stacks *st, __u32 pid, __u32 id, const __u64 *ips,
 		off += snprintf(names + off, SCRATCH_SIZE - off, "%s", r.name) + 1;
 		off += snprintf(names + off, SCRATCH_SIZE - off, "%s", r.module) + 1;
 	}
-	memset(names + off, 0, round8(off) - off);
+	memset(names + off, 0, event__round8(off) - off);
 	/* event__init would clear the frames: fill the header by hand */
-	s->hdr = (struct gmt_hdr){ event__now_ns(), pid,	 pid,
-				   GMT_EV_STACK,    round8(off), GMT_USER_CPU };
+	s->hdr = (struct gmt_hdr){ event__now_ns(),    pid,	    pid, GMT_EV_STACK,
+				   event__round8(off), GMT_USER_CPU };
 	s->stack_id = id;
 	s->nr_frames = n;
 	s->pad = 0;

@@ -850,11 +850,6 @@ bool attach__redacts(const struct attach *a)
 	return a->skel->rodata->touch_period || a->skel->rodata->redact_gpu;
 }
 
-bool attach__spawned(const struct attach *a)
-{
-	return a->spawned;
-}
-
 pid_t attach__target(const struct attach *a)
 {
 	return a->pid;

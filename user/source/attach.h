@@ -34,7 +34,6 @@ pid_t attach__target(const struct attach *a);
 bool attach__gpu_ready(const struct attach *a);
 /* loaded for uprobe_multi links (else for a perf event per uprobe) */
 bool attach__uprobe_multi(const struct attach *a);
-bool attach__spawned(const struct attach *a);
 /* stack slices may go out at any time, redacted by the code ranges BPF is
  * given (bpf/ustack.bpf.h) */
 bool attach__redacts(const struct attach *a);

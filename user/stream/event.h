@@ -22,6 +22,11 @@ bool event__valid(const struct gmt_hdr *e, size_t avail);
 void event__init(struct gmt_hdr *h, unsigned int type, size_t len, __u64 ts_ns, __u32 pid);
 /* the llama_context a decode or encode ran on, or 0 (a recording without it) */
 __u64 event__decode_ctx(const struct gmt_decode *e);
+/* the length of a record of n bytes: records are 8-byte aligned */
+static inline size_t event__round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
 __u64 event__now_ns(void);
 /* the stack's frame names: "symbol\0module\0" per frame, after the frames */
 const char *event__stack_names(const struct gmt_stack *s);

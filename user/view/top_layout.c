@@ -194,9 +194,6 @@ static const char *rate(char *buf, size_t size, const struct finding *f)
 /* a verdict in a line */
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
-	static const char *const names[F_NR] = { "FAILED",  "EXITED",  "LEAK",	  "UNEXPLAINED",
-						 "EVICTED", "GROWING", "CACHE",	  "SETTLED",
-						 "STEP",    "STEADY",  "UNJUDGED" };
 	struct top_line *l = line(s, TA_NORMAL);
 	char a[32], b[32];
 	size_t i;
@@ -206,7 +203,7 @@ static void verdict(struct screen *s, const struct model *m, const struct findin
 			    f->kind == F_GROWING ?
 		    TA_HEAD :
 		    TA_ALERT,
-	    "%-11s", names[f->kind]);
+	    "%-11s", findings__kind_tag(f->kind));
 	switch (f->kind) {
 	case F_ALLOC_FAILURE:
 		put(s, l, TA_NORMAL, " %s %s at %.1f s", f->strs[0], f->strs[1], f->since_s);

@@ -1052,3 +1052,61 @@ const char *words__evidence(const struct finding *f, const struct finding_say *e
 	sentence(&w, e);
 	return buf;
 }
+
+/* a finding's rate: bytes, or things where it counts them */
+static const char *rate(char *buf, size_t size, const struct finding *f)
+{
+	double v = f->per_request ? f->bytes_per_request : f->bytes_per_second;
+
+	if (f->counts) {
+		snprintf(buf, size, "%+.2f", v);
+		return buf;
+	}
+	return fmt_delta(buf, size, v);
+}
+
+const char *words__line(const struct finding *f, char *buf, size_t size)
+{
+	struct words w = { .f = f, .buf = buf, .size = size };
+	char a[32];
+	size_t i;
+
+	buf[0] = 0;
+	switch (f->kind) {
+	case F_ALLOC_FAILURE:
+		put(&w, "%s %s at %.1f s", f->strs[0], f->strs[1], f->since_s);
+		break;
+	case F_EXIT:
+		put(&w, "%s at %.1f s", f->strs[0], f->since_s);
+		break;
+	case F_LEAK:
+	case F_UNEXPLAINED:
+		put(&w, "%s %s/%s", f->where, rate(a, sizeof(a), f), unit(f->per_request));
+		if (f->kind == F_UNEXPLAINED)
+			put(&w, " the API does not explain");
+		if (isfinite(f->requests_to_exhaustion))
+			put(&w, ", out of memory in ~%.0f requests", f->requests_to_exhaustion);
+		break;
+	case F_EVICTION:
+		for (i = 0; i < f->nr_nums && strcmp(f->nums[i].key, "evicted_bytes"); i++)
+			;
+		put(&w, "%s left VRAM at %.1f s (%s)", i < f->nr_nums ? B(a, f->nums[i].v) : "?",
+		    f->since_s, f->strs[0]);
+		break;
+	case F_BOUNDED:
+	case F_SETTLED:
+		put(&w, "%s levelled off at %s", f->where,
+		    f->counts ? (snprintf(a, sizeof(a), "%.0f", f->ceiling), a) : B(a, f->ceiling));
+		break;
+	case F_GROWING:
+		put(&w, "%s %s/%s, too early to tell", f->where, rate(a, sizeof(a), f),
+		    unit(f->per_request));
+		break;
+	default:
+		put(&w, "%s one step of %s", f->where,
+		    f->counts ? (snprintf(a, sizeof(a), "%+.0f", f->shape.step_size), a) :
+				D(a, f->shape.step_size));
+		break;
+	}
+	return buf;
+}

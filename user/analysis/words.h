@@ -15,4 +15,8 @@ const char *words__message(const struct finding *f, char *buf, size_t size);
 const char *words__evidence(const struct finding *f, const struct finding_say *e, char *buf,
 			    size_t size);
 
+/* the finding in a line, as the live view shows it after its tag:
+ * "host_anon +1.0 MiB/request, out of memory in ~120 requests" */
+const char *words__line(const struct finding *f, char *buf, size_t size);
+
 #endif

@@ -26,7 +26,7 @@
 #include "model/model.h"
 #include "source/procfs.h"
 #include "report/report.h"
-#include "report/report_words.h"
+#include "analysis/words.h"
 #include "stream/tracedir.h"
 #include "stream/tracefile.h"
 #ifndef __always_inline
@@ -1633,7 +1633,8 @@ static void test_findings_counted_once(void)
 	if (!ASSERT_TRUE(f != NULL, "the host heap, less Vulkan memory, is steady"))
 		goto out;
 	for (k = 0; k < f->nr_evidence; k++)
-		said |= f->evidence[k].code == E_LESS_VULKAN && f->evidence[k].v[0] > 0;
+		said |= f->evidence[k].code == E_LESS_VULKAN &&
+			f->evidence[k].a.E_LESS_VULKAN.bytes > 0;
 	ASSERT_TRUE(said, "and says so, with the Vulkan bytes taken off");
 	f = find_finding(hs, F_LEAK, "host_anon");
 	if (!ASSERT_TRUE(f != NULL, "without Vulkan, the host heap leaks"))
@@ -1680,7 +1681,8 @@ static void test_findings(void)
 	f = find_finding(fs, F_ALLOC_FAILURE, "cuda_device");
 	if (ASSERT_TRUE(f != NULL, "the failure")) {
 		ASSERT_EQ(finding__reason(f), M_FAILED, "said as a failed call");
-		ASSERT_TRUE(!strcmp(f->says[0].s[1], "CUDA_ERROR_OUT_OF_MEMORY"), "its result");
+		ASSERT_TRUE(!strcmp(f->says[0].a.M_FAILED.result, "CUDA_ERROR_OUT_OF_MEMORY"),
+			    "its result");
 		ASSERT_EQ(f->nr_stacks, 3, "what was live, by stack");
 	}
 	ASSERT_EQ(fs->v[0].kind, F_ALLOC_FAILURE, "the most urgent first");
@@ -1744,8 +1746,9 @@ static void test_findings_first_left_out(void)
 		f = find_finding(fs, F_SETTLED, "host_anon");
 	e = evidence_of(f, E_FIRST_LEFT_OUT);
 	if (ASSERT_TRUE(e != NULL, "levelled off, judged without request 1")) {
-		ASSERT_EQ((long long)e->v[0] >> 20, 35, "which raised it by 35 MiB");
-		ASSERT_EQ((long long)e->v[1], 1, "request 1");
+		ASSERT_EQ((long long)e->a.E_FIRST_LEFT_OUT.step >> 20, 35,
+			  "which raised it by 35 MiB");
+		ASSERT_EQ((long long)e->a.E_FIRST_LEFT_OUT.request, 1, "request 1");
 	}
 	f = find_finding(ps, F_BOUNDED, "host_anon");
 	if (!f)
@@ -1811,10 +1814,30 @@ static void test_words_of_each_code(void)
 	unsigned int code, bad = 0, unnamed = 0;
 
 	for (code = SAY_NONE + 1; code < SAY_NR; code++) {
-		f.says[0] = (struct finding_say){ .code = code,
-						  .nr_v = 8,
-						  .v = { 3, 2, 1, 4, 5, 6, 7, 8 },
-						  .s = { "alpha", "beta", "gamma" } };
+		/* each code's strings and figures, in the order says.h names them */
+		static const double v[] = { 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+		static const char *const s[] = { "alpha", "beta", "gamma", "delta" };
+		size_t vi = 0, si = 0;
+
+		switch ((enum say)code) {
+#define S(n) in.n = s[si++];
+#define V(n) in.n = v[vi++];
+#define X(c, json, ...)                                 \
+	case c: {                                       \
+		struct say_in_##c in = {};              \
+                                                        \
+		__VA_ARGS__ says__##c(&f.says[0], &in); \
+		break;                                  \
+	}
+			SAYS(X)
+#undef X
+#undef S
+#undef V
+		default:
+			break;
+		}
+		(void)vi;
+		(void)si;
 		words__message(&f, buf, sizeof(buf));
 		snprintf(name, sizeof(name), "%s", findings__say_name(code));
 		unnamed += !strcmp(name, "?");
@@ -1828,25 +1851,30 @@ static void test_words_of_each_code(void)
 	ASSERT_EQ(unnamed, 0, "every code has a name");
 	ASSERT_EQ(bad, 0, "every code has words");
 	/* the figures are the finding's: a leak over time runs out in seconds */
-	f.says[0] = (struct finding_say){ .code = M_RUNS_OUT,
-					  .nr_v = 4,
-					  .v = { 1 << 30, 120, 0, 1 },
-					  .s = { "the machine's memory" } };
+	says__M_RUNS_OUT(&f.says[0],
+			 &(const struct say_in_M_RUNS_OUT){ .what = "the machine's memory",
+							    .limit = 1 << 30,
+							    .more = 120,
+							    .pr = 0,
+							    .host = 1 });
 	words__message(&f, buf, sizeof(buf));
 	ASSERT_TRUE(strstr(buf, "(1.00 GiB) runs out after about 120 more seconds: unless") != NULL,
 		    buf);
 	ASSERT_TRUE(strstr(buf, "OOM-killed") != NULL, "host memory: the OOM killer");
-	f.says[0].v[3] = 0;
+	f.says[0].a.M_RUNS_OUT.host = 0;
 	words__message(&f, buf, sizeof(buf));
 	ASSERT_TRUE(strstr(buf, "OOM-killed") == NULL, "device memory: no OOM killer");
 	/* 41 levels, one before each request and one after the last, span 40
 	 * requests; 41 samples are 41 */
-	f.says[0] = (struct finding_say){
-		.code = E_SHAPE_FIT, .nr_v = 5, .v = { 41, 1, 1024, 0, 1 }, .s = { "settled" }
-	};
+	says__E_SHAPE_FIT(&f.says[0], &(const struct say_in_E_SHAPE_FIT){ .shape = "settled",
+									  .points = 41,
+									  .pr = 1,
+									  .slope = 1024,
+									  .noise = 0,
+									  .confidence = 1 });
 	words__message(&f, buf, sizeof(buf));
 	ASSERT_TRUE(strstr(buf, "settled over 40 requests:") != NULL, buf);
-	f.says[0].v[1] = 0;
+	f.says[0].a.E_SHAPE_FIT.pr = 0;
 	words__message(&f, buf, sizeof(buf));
 	ASSERT_TRUE(strstr(buf, "settled over 41 samples:") != NULL, buf);
 }

@@ -11,19 +11,29 @@
 
 const char *findings__kind_name(enum finding_kind k)
 {
-	static const char *const names[F_NR] = { "alloc_failure",
-						 "exit",
-						 "leak",
-						 "unexplained_device_growth",
-						 "eviction_slowdown",
-						 "growing",
-						 "bounded_cache",
-						 "settled",
-						 "step",
-						 "steady",
-						 "not_judged" };
+#define X(k, json, title, tag) [k] = json,
+	static const char *const names[F_NR] = { FINDING_KINDS(X) };
+#undef X
 
 	return k < F_NR ? names[k] : "?";
+}
+
+const char *findings__kind_title(enum finding_kind k)
+{
+#define X(k, json, title, tag) [k] = title,
+	static const char *const titles[F_NR] = { FINDING_KINDS(X) };
+#undef X
+
+	return k < F_NR ? titles[k] : "?";
+}
+
+const char *findings__kind_tag(enum finding_kind k)
+{
+#define X(k, json, title, tag) [k] = tag,
+	static const char *const tags[F_NR] = { FINDING_KINDS(X) };
+#undef X
+
+	return k < F_NR ? tags[k] : "?";
 }
 
 struct finding *findings__add(struct findings *fs, enum finding_kind kind, __u32 pid)
@@ -70,103 +80,9 @@ void finding__str(struct finding *f, const char *key, const char *v)
 
 const char *findings__say_name(enum say code)
 {
-	static const char *const names[SAY_NR] = {
-		[SAY_NONE] = "none",
-		[M_LEAK] = "leak",
-		[M_LEVEL_UNTIL] = "level_until",
-		[M_STEP_RISES] = "step_rises",
-		[M_FIXED_ENTRIES] = "fixed_entries",
-		[M_RUNS_OUT] = "runs_out",
-		[M_RUNS_OUT_CGROUP] = "runs_out_cgroup",
-		[M_TRY_HOST_STACKS] = "try_host_stacks",
-		[M_TRY_API_STACKS] = "try_api_stacks",
-		[M_BOUNDED] = "bounded",
-		[M_SETTLED] = "settled",
-		[M_STEADY_AT] = "steady_at",
-		[M_STEADY_WANDERS] = "steady_wanders",
-		[M_STEADY_SMALL] = "steady_small",
-		[M_GROWING_SLOWING] = "growing_slowing",
-		[M_GROWING_DRIFT] = "growing_drift",
-		[M_STEP_REQUEST] = "step_request",
-		[M_STEP_TIME] = "step_time",
-		[M_BY_ROLE] = "by_role",
-		[M_ROSE_HELD] = "rose_and_held",
-		[M_LEAK_UNBOUNDED] = "leak_unbounded",
-		[M_ROLE_PAST_BOUND] = "role_past_bound",
-		[M_ROLE_FILLING] = "role_filling",
-		[M_ROLE_WITHIN] = "role_within_bound",
-		[M_UNEXPLAINED] = "unexplained",
-		[M_GRAPH_CACHE] = "graph_cache",
-		[M_DRIVER_GROWS] = "driver_grows",
-		[M_GRAPHS_NOW] = "graphs_now",
-		[M_COUNT_LEAK] = "count_leak",
-		[M_COUNT_GROWING] = "count_growing",
-		[M_COUNT_LEVELS] = "count_levels",
-		[M_COUNT_STEP] = "count_step",
-		[M_COUNT_STEADY] = "count_steady",
-		[M_COUNT_SWINGS] = "count_swings",
-		[M_GRAPHS_HOLD] = "graphs_hold",
-		[M_NOT_JUDGED] = "not_judged",
-		[M_CACHE_OFF] = "cache_off",
-		[M_CACHE_UNLIMITED] = "cache_unlimited",
-		[M_CACHE_EXCEEDED] = "cache_exceeded",
-		[M_CACHE_STOPS_AT] = "cache_stops_at",
-		[M_CACHE_LEVELS] = "cache_levels",
-		[M_CACHE_OOM_FIRST] = "cache_oom_first",
-		[M_CACHE_TRY_LOWER] = "cache_try_lower",
-		[M_CACHE_SHARE] = "cache_share",
-		[M_CACHE_FULL] = "cache_full",
-		[M_CACHE_FILLING] = "cache_filling",
-		[M_FAILED] = "failed",
-		[M_FAILED_ROLES] = "failed_roles",
-		[M_FAILED_STACKS] = "failed_stacks",
-		[M_FAIL_TRY_GRAPHS] = "fail_try_graphs",
-		[M_FAIL_TRY_SHRINK] = "fail_try_shrink",
-		[M_FAIL_TRY_CALL] = "fail_try_call",
-		[M_FAIL_TRY_KV] = "fail_try_kv",
-		[M_FAIL_END] = "fail_end",
-		[M_EVICTED] = "evicted",
-		[M_EVICT_RETURNED] = "evict_returned",
-		[M_EVICT_STILL_OUT] = "evict_still_out",
-		[M_EVICT_NONE_BACK] = "evict_none_back",
-		[M_EVICT_AFTER_FREE] = "evict_after_free",
-		[M_EVICT_BY_END] = "evict_by_end",
-		[M_DECODE_FELL] = "decode_fell",
-		[M_DECODE_NOT_FELL] = "decode_not_fell",
-		[M_DECODE_NO_RATES] = "decode_no_rates",
-		[M_EXIT] = "exit",
-		[M_CRASH_THREAD] = "crash_thread",
-		[M_CRASH_SERVING] = "crash_serving",
-		[M_CRASH_HEAP] = "crash_heap",
-		[E_STEP_SPREAD] = "step_spread",
-		[E_STEP_FOLLOWS] = "step_follows",
-		[E_STEP_NOT_FOLLOWS] = "step_not_follows",
-		[E_HELD_BY_ROLE] = "held_by_role",
-		[E_TOUCHES] = "touches",
-		[E_MADE_HELD] = "made_held",
-		[E_MAPPINGS_COVER] = "mappings_cover",
-		[E_GRAPHS_GROW] = "graphs_grow",
-		[E_HOST_NOT_GPU] = "host_not_gpu",
-		[E_LESS_VULKAN] = "less_vulkan",
-		[E_FIRST_LEFT_OUT] = "first_left_out",
-		[E_STEP_FIT] = "step_fit",
-		[E_BOUNDED_FIT] = "bounded_fit",
-		[E_SHAPE_FIT] = "shape_fit",
-		[E_CHANGED_ONCE] = "changed_once",
-		[E_DRIVER_AGREES] = "driver_agrees",
-		[E_DRIVER_RATE] = "driver_rate",
-		[E_API_RATE] = "api_rate",
-		[E_GRAPHS_LIVE] = "graphs_live",
-		[E_LIVE_BY_ROLE] = "live_by_role",
-		[E_CALL_FAILED] = "call_failed",
-		[E_EVICTIONS] = "evictions",
-		[E_VRAM_LEVELS] = "vram_levels",
-		[E_DECODE_RATES] = "decode_rates",
-		[E_EXITED] = "exited",
-		[E_CACHE_ENTRIES] = "cache_entries",
-		[E_CHECKPOINTS] = "checkpoints",
-		[E_FIXED_STATE] = "fixed_state",
-	};
+#define X(code, json, ...) [code] = json,
+	static const char *const names[SAY_NR] = { [SAY_NONE] = "none", SAYS(X) };
+#undef X
 
 	return code < SAY_NR && names[code] ? names[code] : "?";
 }
@@ -176,32 +92,36 @@ enum say finding__reason(const struct finding *f)
 	return f->nr_says ? f->says[0].code : SAY_NONE;
 }
 
-static void say_into(struct finding_say *x, enum say code, const char *const s[SAY_STRS],
-		     const double *v, size_t nv)
-{
-	size_t i;
+/* says.h's fill functions, one a code: strings copied, figures set */
+#define S(n) snprintf(o->n, sizeof(o->n), "%s", in->n ? in->n : "");
+#define V(n) o->n = in->n;
+#define X(c, json, ...)                                                    \
+	void says__##c(struct finding_say *x, const struct say_in_##c *in) \
+	{                                                                  \
+		struct say_##c *o;                                         \
+                                                                           \
+		if (!x)                                                    \
+			return;                                            \
+		memset(x, 0, sizeof(*x));                                  \
+		x->code = c;                                               \
+		o = &x->a.c;                                               \
+		(void)o;                                                   \
+		(void)in;                                                  \
+		__VA_ARGS__                                                \
+	}
+SAYS(X)
+#undef X
+#undef S
+#undef V
 
-	memset(x, 0, sizeof(*x));
-	x->code = code;
-	x->nr_v = nv < SAY_VALUES ? nv : SAY_VALUES;
-	memcpy(x->v, v, x->nr_v * sizeof(*v));
-	for (i = 0; s && i < SAY_STRS; i++)
-		if (s[i])
-			snprintf(x->s[i], sizeof(x->s[i]), "%s", s[i]);
+struct finding_say *finding__say_slot(struct finding *f)
+{
+	return f->nr_says < FINDING_SAYS ? &f->says[f->nr_says++] : NULL;
 }
 
-void finding__say(struct finding *f, enum say code, const char *const s[SAY_STRS], const double *v,
-		  size_t nv)
+struct finding_say *finding__evidence_slot(struct finding *f)
 {
-	if (f->nr_says < FINDING_SAYS)
-		say_into(&f->says[f->nr_says++], code, s, v, nv);
-}
-
-void finding__evidence(struct finding *f, enum say code, const char *const s[SAY_STRS],
-		       const double *v, size_t nv)
-{
-	if (f->nr_evidence < FINDING_EVIDENCE)
-		say_into(&f->evidence[f->nr_evidence++], code, s, v, nv);
+	return f->nr_evidence < FINDING_EVIDENCE ? &f->evidence[f->nr_evidence++] : NULL;
 }
 
 static const char *frame_name(const struct model_frame *fr, char *buf, size_t size)

@@ -121,9 +121,9 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 	finding__num(f, "still_out_bytes", out);
 	finding__num(f, "first_s", model__secs(m, first));
 	finding__num(f, "last_s", model__secs(m, last));
-	EVIDENCE(f, E_EVICTIONS, SAY_S(comm), count, who, model__secs(m, first),
-		 model__secs(m, last));
-	EVIDENCE(f, E_VRAM_LEVELS, NULL, vram_before, vram_now);
+	EVIDENCE(f, E_EVICTIONS, .comm = comm, .count = count, .evictor = who,
+		 .first = model__secs(m, first), .last = model__secs(m, last));
+	EVIDENCE(f, E_VRAM_LEVELS, .before = vram_before, .end = vram_now);
 	if (ev && ev->created_bytes)
 		finding__num(f, "evictor_created_bytes", ev->created_bytes);
 	f->confidence = 0.5;
@@ -136,26 +136,30 @@ static void evictor(const struct model *m, const struct model_proc *p, __u32 who
 		finding__num(f, "rate_after", b_med);
 		finding__num(f, "requests_before", nb);
 		finding__num(f, "requests_after", na);
-		EVIDENCE(f, E_DECODE_RATES, NULL, a_med, nb, b_med, na, pr);
+		EVIDENCE(f, E_DECODE_RATES, .before = a_med, .n_before = nb, .after = b_med,
+			 .n_after = na, .share = pr);
 	}
-	SAY(f, M_EVICTED, SAY_S(comm), model__secs(m, first), bytes, who,
-	    ev ? ev->created_bytes : 0);
+	SAY(f, M_EVICTED, .comm = comm, .seconds = model__secs(m, first), .bytes = bytes,
+	    .evictor = who, .created = ev ? ev->created_bytes : 0);
 	if (out <= 0)
-		SAY(f, M_EVICT_RETURNED, NULL, back, gone);
+		SAY(f, M_EVICT_RETURNED, .back = back, .freed = gone);
 	else if (back > 0 || gone > 0)
-		SAY(f, M_EVICT_STILL_OUT, NULL, out, back, gone);
+		SAY(f, M_EVICT_STILL_OUT, .out = out, .back = back, .freed = gone);
 	else
-		SAY(f, M_EVICT_NONE_BACK, NULL, 0);
+		SAY(f, M_EVICT_NONE_BACK);
 	if (out > 0 && ev && !ev->live && ev->last_free_ts)
-		SAY(f, M_EVICT_AFTER_FREE, NULL, who, model__secs(m, ev->last_free_ts));
+		SAY(f, M_EVICT_AFTER_FREE, .evictor = who,
+		    .seconds = model__secs(m, ev->last_free_ts));
 	else if (out > 0)
-		SAY(f, M_EVICT_BY_END, NULL, 0);
+		SAY(f, M_EVICT_BY_END);
 	if (nb && na && z >= Z95_ONE_SIDED)
-		SAY(f, M_DECODE_FELL, NULL, a_med, b_med, nb, na, back < bytes);
+		SAY(f, M_DECODE_FELL, .before = a_med, .after = b_med, .n_before = nb,
+		    .n_after = na, .partly_back = back < bytes);
 	else if (nb && na)
-		SAY(f, M_DECODE_NOT_FELL, NULL, a_med, b_med, nb, na);
+		SAY(f, M_DECODE_NOT_FELL, .before = a_med, .after = b_med, .n_before = nb,
+		    .n_after = na);
 	else
-		SAY(f, M_DECODE_NO_RATES, NULL, 0);
+		SAY(f, M_DECODE_NO_RATES);
 }
 
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *fs)

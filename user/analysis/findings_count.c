@@ -64,42 +64,50 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 	f = judged__finding(fs, swings ? F_BOUNDED : judged__kind(j), p, j);
 	if (!f)
 		return;
+	/* read before the swings' jump to hold:, which says it */
+	llama_conf__read(p, &conf);
 	if (swings) {
 		for (i = 0; i < j->n && j->y[i] < hi; i++)
 			;
 		f->ceiling = hi;
-		SAY(f, M_COUNT_SWINGS, SAY_S(j->c.text), hi, judged__req_no(j, i), j->y[j->n - 1],
-		    lo, pts, j->per_request);
+		SAY(f, M_COUNT_SWINGS, .where = j->c.text, .hi = hi,
+		    .hi_point = judged__req_no(j, i), .last = j->y[j->n - 1], .lo = lo,
+		    .points = pts, .pr = j->per_request);
 		goto hold;
 	}
-	llama_conf__read(p, &conf);
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
-		SAY(f, M_COUNT_LEAK, SAY_S(j->c.text), judged__per_unit(j, j->r.slope), j->y[0],
-		    j->y[j->n - 1], pts, j->per_request, j->base);
+		SAY(f, M_COUNT_LEAK, .where = j->c.text, .slope = judged__per_unit(j, j->r.slope),
+		    .first = j->y[0], .last = j->y[j->n - 1], .points = pts, .pr = j->per_request,
+		    .base = j->base);
 		break;
 	case SHAPE_GROWING:
-		SAY(f, M_COUNT_GROWING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope), j->y[0],
-		    j->y[j->n - 1], pts, j->per_request);
+		SAY(f, M_COUNT_GROWING, .where = j->c.text,
+		    .slope = judged__per_unit(j, j->r.slope), .first = j->y[0],
+		    .last = j->y[j->n - 1], .points = pts, .pr = j->per_request);
 		break;
 	case SHAPE_BOUNDED:
 	case SHAPE_SETTLED:
 		f->ceiling = j->r.ceiling;
-		SAY(f, M_COUNT_LEVELS, SAY_S(j->c.text), j->y[0], j->r.ceiling, lo, hi,
-		    judged__req_no(j, j->r.change_at), pts, j->per_request);
+		SAY(f, M_COUNT_LEVELS, .where = j->c.text, .first = j->y[0],
+		    .ceiling = j->r.ceiling, .lo = lo, .hi = hi,
+		    .point = judged__req_no(j, j->r.change_at), .points = pts,
+		    .pr = j->per_request);
 		break;
 	case SHAPE_STEP:
-		SAY(f, M_COUNT_STEP, SAY_S(j->c.text), j->r.step_size, j->y[0], j->y[j->n - 1],
-		    judged__req_no(j, j->r.change_at), j->per_request);
+		SAY(f, M_COUNT_STEP, .where = j->c.text, .step = j->r.step_size, .first = j->y[0],
+		    .last = j->y[j->n - 1], .point = judged__req_no(j, j->r.change_at),
+		    .pr = j->per_request);
 		break;
 	default:
-		SAY(f, M_COUNT_STEADY, SAY_S(j->c.text), lo, hi, pts, j->per_request);
+		SAY(f, M_COUNT_STEADY, .where = j->c.text, .lo = lo, .hi = hi, .points = pts,
+		    .pr = j->per_request);
 		return;
 	}
 hold:
 	/* what a graph executable holds is in no allocation call */
 	if (j->c.kind == MODEL_KIND_GRAPH_EXEC)
-		SAY(f, M_GRAPHS_HOLD, NULL, conf.server, conf.cuda_graphs_off);
+		SAY(f, M_GRAPHS_HOLD, .llama = conf.server, .graphs_off = conf.cuda_graphs_off);
 }
 
 /* a series with too few points for a shape: say so, with what would do */
@@ -122,6 +130,7 @@ void judged__not_judged(const struct model *m, const struct model_proc *p, const
 	if (j->c.cls == CAT_DRIVER)
 		finding__num(f, "samples", samples);
 	finding__num(f, "requests", p->nr_reqs);
-	SAY(f, M_NOT_JUDGED, SAY_S(j->c.text), samples, span, p->nr_reqs, MIN_POINTS,
-	    m->interval_ms / 1000.0, j->c.cls == CAT_DRIVER);
+	SAY(f, M_NOT_JUDGED, .where = j->c.text, .samples = samples, .span = span,
+	    .requests = p->nr_reqs, .needed = MIN_POINTS, .interval = m->interval_ms / 1000.0,
+	    .driver = j->c.cls == CAT_DRIVER);
 }

@@ -165,16 +165,17 @@ static void crash(const struct model *m, const struct model_proc *p, int sig, st
 			f->nr_stacks = 1;
 			findings__label_stacks(m, f->stacks, 1);
 		}
-		SAY(f, M_CRASH_THREAD, SAY_S(g->comm, where[0] ? where : NULL), g->tid, g->code,
-		    (double)g->addr, g->sender, g->sender == p->pid, sig);
+		SAY(f, M_CRASH_THREAD, .thread = g->comm, .frames = where[0] ? where : NULL,
+		    .tid = g->tid, .code = g->code, .addr = (double)g->addr, .sender = g->sender,
+		    .self = g->sender == p->pid, .sig = sig);
 		if (heap)
-			SAY(f, M_CRASH_HEAP, NULL, 0);
+			SAY(f, M_CRASH_HEAP);
 	}
 	n = in_flight(p, g->ts && g->sig == sig ? g->ts : p->exit_ts, reqs, sizeof(reqs), &first);
 	finding__num(f, "requests_in_flight", n);
 	if (n) {
 		finding__num(f, "request_in_flight", first);
-		SAY(f, M_CRASH_SERVING, SAY_S(reqs), n);
+		SAY(f, M_CRASH_SERVING, .requests = reqs, .count = n);
 	}
 }
 
@@ -214,9 +215,12 @@ void findings__exit(const struct model *m, const struct model_proc *p, struct fi
 		failed = x->size;
 		finding__num(f, "seconds_after_failure", after);
 	}
-	SAY(f, M_EXIT, SAY_S(p->comm[0] ? p->comm : "?", how), sig != 0, f->since_s, p->nr_reqs,
-	    answered + p->reqs_summarized_answered, p->nr_reqs + p->reqs_summarized, after, failed);
+	SAY(f, M_EXIT, .comm = p->comm[0] ? p->comm : "?", .how = how, .killed = sig != 0,
+	    .seconds = f->since_s, .requests = p->nr_reqs,
+	    .answered = answered + p->reqs_summarized_answered,
+	    .total = p->nr_reqs + p->reqs_summarized, .after_failure = after,
+	    .failed_size = failed);
 	if (sig)
 		crash(m, p, sig, f);
-	EVIDENCE(f, E_EXITED, SAY_S(how), f->since_s, p->nr_reqs != 0);
+	EVIDENCE(f, E_EXITED, .how = how, .seconds = f->since_s, .serving = p->nr_reqs != 0);
 }

@@ -59,23 +59,25 @@ static void try_shrink(const struct model_proc *p, const struct model_gpu_failur
 	bool conf = llama_conf__read(p, &c);
 
 	if (!what) {
-		SAY(f, M_FAIL_END, NULL, 0);
+		SAY(f, M_FAIL_END);
 		return;
 	}
 	if (call)
-		SAY(f, M_FAIL_TRY_CALL, SAY_S(role), x->size, top, live);
+		SAY(f, M_FAIL_TRY_CALL, .role = role, .size = x->size, .biggest = top,
+		    .live = live);
 	else
-		SAY(f, M_FAIL_TRY_SHRINK, SAY_S(what), live ? 100.0 * top / live : 0);
+		SAY(f, M_FAIL_TRY_SHRINK, .holder = what, .percent = live ? 100.0 * top / live : 0);
 	if (is_llama && !strcmp(what, "KV cache")) {
 		__u64 kv =
 			llama_conf__ctx_scaled(&c) ? kv_bytes(f, call ? role : NULL, x->size) : 0;
 
 		if (kv)
 			finding__num(f, "kv_bytes_per_slot", kv / llama_conf__slots(&c));
-		SAY(f, M_FAIL_TRY_KV, NULL, conf, c.ctx.v, c.ctx.from, llama_conf__slots(&c),
-		    c.parallel.from, c.fit.v, kv);
+		SAY(f, M_FAIL_TRY_KV, .read = conf, .ctx = c.ctx.v, .ctx_from = c.ctx.from,
+		    .slots = llama_conf__slots(&c), .slots_from = c.parallel.from, .fit = c.fit.v,
+		    .scaled_kv = kv);
 	}
-	SAY(f, M_FAIL_END, NULL, 0);
+	SAY(f, M_FAIL_END);
 }
 
 /* one failure (times: the same way, in a row): what was live, by role or
@@ -139,24 +141,26 @@ static void failure(const struct model *m, const struct model_proc *p,
 	if (role)
 		finding__str(f, "role", role); /* what the failing call was for */
 	finding__num(f, "live_bytes", live);
-	SAY(f, M_FAILED, SAY_S(name, res, role), x->size,
-	    x->mem_type != ~0u ? (double)x->mem_type : -1, heap, heap_bytes, local, f->since_s,
-	    times, live);
+	SAY(f, M_FAILED, .call = name, .result = res, .role = role, .size = x->size,
+	    .type = x->mem_type != ~0u ? (double)x->mem_type : -1, .heap = heap,
+	    .heap_bytes = heap_bytes, .device_local = local, .seconds = f->since_s, .times = times,
+	    .live = live);
 	/* by what it is for, where the stacks say; else by stack */
 	if (findings__by_role(m, f->stacks, f->nr_stacks, x->other_bytes, roles, sizeof(roles))) {
-		SAY(f, M_FAILED_ROLES, SAY_S(roles), 0);
-		EVIDENCE(f, E_LIVE_BY_ROLE, SAY_S(roles), 0);
+		SAY(f, M_FAILED_ROLES, .roles = roles);
+		EVIDENCE(f, E_LIVE_BY_ROLE, .roles = roles);
 	} else {
-		SAY(f, M_FAILED_STACKS, NULL, x->other_bytes);
+		SAY(f, M_FAILED_STACKS, .other = x->other_bytes);
 	}
 	is_llama = llama(p, f);
 	if (x->kind == MODEL_KIND_GRAPH_EXEC) {
 		llama_conf__read(p, &c);
-		SAY(f, M_FAIL_TRY_GRAPHS, NULL, is_llama, c.cuda_graphs_off);
+		SAY(f, M_FAIL_TRY_GRAPHS, .llama = is_llama, .graphs_off = c.cuda_graphs_off);
 	} else {
 		try_shrink(p, x, f, role, live, is_llama);
 	}
-	EVIDENCE(f, E_CALL_FAILED, SAY_S(name, res), x->size, x->stack_id != 0);
+	EVIDENCE(f, E_CALL_FAILED, .call = name, .result = res, .size = x->size,
+		 .has_stack = x->stack_id != 0);
 	finding__num(f, "stack_id", x->stack_id);
 }
 

@@ -19,11 +19,13 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 
 	finding__num(f, "cache_ram_bytes", limit);
 	if (left <= 0) {
-		SAY(f, M_CACHE_EXCEEDED, NULL, now - base, c->cache_ram.v, c->cache_ram.from);
+		SAY(f, M_CACHE_EXCEEDED, .grown = now - base, .mib = c->cache_ram.v,
+		    .from = c->cache_ram.from);
 		return;
 	}
 	if (!j->per_request || step <= 0) {
-		SAY(f, M_CACHE_STOPS_AT, NULL, c->cache_ram.v, c->cache_ram.from, base + limit);
+		SAY(f, M_CACHE_STOPS_AT, .mib = c->cache_ram.v, .from = c->cache_ram.from,
+		    .bytes = base + limit);
 		return;
 	}
 	more = ceil(left / step);
@@ -35,17 +37,18 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 			    ((double)p->lstate.entry_bytes / p->lstate.saves));
 	finding__num(f, "cache_full_bytes", base + limit);
 	finding__num(f, "requests_to_cache_full", more);
-	SAY(f, M_CACHE_LEVELS, NULL, c->cache_ram.v, c->cache_ram.from, base + limit, more,
-	    f->nr_says && f->says[0].code == M_ROLE_FILLING);
+	SAY(f, M_CACHE_LEVELS, .mib = c->cache_ram.v, .from = c->cache_ram.from,
+	    .bytes = base + limit, .requests = more,
+	    .known = f->nr_says && f->says[0].code == M_ROLE_FILLING);
 	/* what the process may still use: its cgroup's limit, or the host's */
 	if (!category__host_room(m, p, &avail, &what))
 		avail = NAN;
 	if (isfinite(avail) && left > avail) {
 		finding__num(f, "requests_to_oom", floor(avail / step));
-		SAY(f, M_CACHE_OOM_FIRST, NULL, left, avail, floor(avail / step),
-		    what == category_cgroup_limit);
+		SAY(f, M_CACHE_OOM_FIRST, .more = left, .available = avail,
+		    .requests = floor(avail / step), .by_cgroup = what == category_cgroup_limit);
 	}
-	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
+	SAY(f, M_CACHE_TRY_LOWER);
 }
 
 /* every state copy the same size while the prompts were not: a recurrent
@@ -70,7 +73,8 @@ static void fixed_state(const struct model_proc *p, struct finding *f)
 	if (tmax < 1.2 * tmin)
 		return;
 	finding__num(f, "cache_state_bytes", s->save_max);
-	EVIDENCE(f, E_FIXED_STATE, NULL, s->save_max, s->saves, tmin, tmax);
+	EVIDENCE(f, E_FIXED_STATE, .bytes = s->save_max, .saves = s->saves, .min_tokens = tmin,
+		 .max_tokens = tmax);
 }
 
 /* what the server's own state copies say: each prompt-cache entry it kept
@@ -88,13 +92,15 @@ static void state_evidence(const struct model_proc *p, const struct llama_conf *
 		if (fit > 0)
 			finding__num(f, "cache_entries_fit", fit);
 		finding__num(f, "cache_entry_max_bytes", s->entry_max);
-		EVIDENCE(f, E_CACHE_ENTRIES, NULL, s->saves, s->entry_min, s->entry_max,
-			 s->entry_bytes, c->cache_ram.v > 0 ? c->cache_ram.v : 0, fit);
+		EVIDENCE(f, E_CACHE_ENTRIES, .saves = s->saves, .min = s->entry_min,
+			 .max = s->entry_max, .total = s->entry_bytes,
+			 .limit_mib = c->cache_ram.v > 0 ? c->cache_ram.v : 0, .fit = fit);
 	}
 	fixed_state(p, f);
 	if (s->ckpts) {
 		finding__num(f, "checkpoints", s->ckpts);
-		EVIDENCE(f, E_CHECKPOINTS, NULL, s->ckpts, s->ckpt_max, s->ckpt_bytes);
+		EVIDENCE(f, E_CHECKPOINTS, .count = s->ckpts, .max = s->ckpt_max,
+			 .total = s->ckpt_bytes);
 	}
 }
 
@@ -118,10 +124,11 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 		return false;
 	finding__num(f, "cache_ram_bytes", limit);
 	finding__num(f, "cache_entries_fit", floor(limit / s->entry_max));
-	SAY(f, M_CACHE_FULL, SAY_S(j->c.text), j->y[0], j->y[j->n - 1], s->saves,
-	    floor(limit / s->entry_max), c.cache_ram.v, c.cache_ram.from);
-	SAY(f, M_CACHE_SHARE, NULL, rise, 100 * rise / limit, c.cache_ram.v, c.cache_ram.from,
-	    rise > 1.25 * limit);
+	SAY(f, M_CACHE_FULL, .where = j->c.text, .first = j->y[0], .last = j->y[j->n - 1],
+	    .saves = s->saves, .fit = floor(limit / s->entry_max), .mib = c.cache_ram.v,
+	    .from = c.cache_ram.from);
+	SAY(f, M_CACHE_SHARE, .rise = rise, .percent = 100 * rise / limit, .mib = c.cache_ram.v,
+	    .from = c.cache_ram.from, .over = rise > 1.25 * limit);
 	state_evidence(p, &c, f);
 	return true;
 }
@@ -151,15 +158,16 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 	finding__num(f, "cache_full_bytes", j->y[j->n - 1] + (limit - s->entry_bytes));
 	finding__num(f, "requests_to_cache_full", more);
 	f->ceiling = j->y[j->n - 1] + (limit - s->entry_bytes);
-	SAY(f, M_CACHE_FILLING, SAY_S(j->c.text), step, s->saves, mean, s->entry_bytes,
-	    c.cache_ram.v, c.cache_ram.from, f->ceiling, more);
+	SAY(f, M_CACHE_FILLING, .where = j->c.text, .step = step, .saves = s->saves, .mean = mean,
+	    .total = s->entry_bytes, .mib = c.cache_ram.v, .from = c.cache_ram.from,
+	    .ceiling = f->ceiling, .more = more);
 	/* what the process may still use: its cgroup's limit, or the host's */
 	if (category__host_room(m, p, &room, &what) && limit - s->entry_bytes > room) {
 		finding__num(f, "requests_to_oom", floor(room / step));
-		SAY(f, M_CACHE_OOM_FIRST, NULL, limit - s->entry_bytes, room, floor(room / step),
-		    what == category_cgroup_limit);
+		SAY(f, M_CACHE_OOM_FIRST, .more = limit - s->entry_bytes, .available = room,
+		    .requests = floor(room / step), .by_cgroup = what == category_cgroup_limit);
 	}
-	SAY(f, M_CACHE_TRY_LOWER, NULL, 0);
+	SAY(f, M_CACHE_TRY_LOWER);
 	state_evidence(p, &c, f);
 	return true;
 }
@@ -174,16 +182,17 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
 		return false;
 	state_evidence(p, &c, f);
 	if (!c.cache_ram.v) {
-		SAY(f, M_CACHE_OFF, NULL, c.cache_ram.from);
+		SAY(f, M_CACHE_OFF, .from = c.cache_ram.from);
 	} else if (c.cache_ram.v < 0) {
-		SAY(f, M_CACHE_UNLIMITED, NULL, c.cache_ram.from);
+		SAY(f, M_CACHE_UNLIMITED, .from = c.cache_ram.from);
 	} else if (!bounded) {
 		growing(m, p, j, &c, f);
 	} else {
 		rise = (isfinite(f->ceiling) ? f->ceiling : j->r.ceiling) - j->y[0];
 		finding__num(f, "cache_ram_bytes", c.cache_ram.v * MIB);
-		SAY(f, M_CACHE_SHARE, NULL, rise, 100 * rise / (c.cache_ram.v * MIB), c.cache_ram.v,
-		    c.cache_ram.from, rise > 1.25 * c.cache_ram.v * MIB);
+		SAY(f, M_CACHE_SHARE, .rise = rise, .percent = 100 * rise / (c.cache_ram.v * MIB),
+		    .mib = c.cache_ram.v, .from = c.cache_ram.from,
+		    .over = rise > 1.25 * c.cache_ram.v * MIB);
 	}
 	return true;
 }

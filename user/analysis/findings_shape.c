@@ -38,7 +38,7 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 	mean /= n;
 	cv = sqrt(fmax(sq / n - mean * mean, 0)) / mean;
 	finding__num(f, "step_cv", cv);
-	EVIDENCE(f, E_STEP_SPREAD, NULL, cv);
+	EVIDENCE(f, E_STEP_SPREAD, .cv = cv);
 	if (!vary)
 		return;
 	tau = analyze__kendall(t, d, n, &z);
@@ -52,24 +52,24 @@ static void step_evidence(const struct judged *j, size_t upto, struct finding *f
 		     tau > 0	   ? "grows_with_tokens" :
 				     "shrinks");
 	if (fabs(z) >= Z95) {
-		EVIDENCE(f, E_STEP_FOLLOWS, NULL, tau);
+		EVIDENCE(f, E_STEP_FOLLOWS, .tau = tau);
 		if (tau > 0)
-			*say = (struct finding_say){ .code = M_STEP_RISES,
-						     .nr_v = 1,
-						     .v = { tau } };
+			says__M_STEP_RISES(say, &(const struct say_in_M_STEP_RISES){ .tau = tau });
 		return;
 	}
-	EVIDENCE(f, E_STEP_NOT_FOLLOWS, NULL, tau, n);
+	EVIDENCE(f, E_STEP_NOT_FOLLOWS, .tau = tau, .requests = n);
 	if (cv < 0.1)
-		*say = (struct finding_say){ .code = M_FIXED_ENTRIES,
-					     .nr_v = 3,
-					     .v = { mean, tmin, tmax } };
+		says__M_FIXED_ENTRIES(
+			say, &(const struct say_in_M_FIXED_ENTRIES){
+				     .bytes = mean, .min_tokens = tmin, .max_tokens = tmax });
 }
 
 static void say_again(struct finding *f, const struct finding_say *say)
 {
-	if (say->code != SAY_NONE)
-		finding__say(f, say->code, NULL, say->v, say->nr_v);
+	struct finding_say *x = say->code != SAY_NONE ? finding__say_slot(f) : NULL;
+
+	if (x)
+		*x = *say;
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -143,19 +143,21 @@ static void attribute(const struct model *m, const struct model_proc *p, const s
 	memcpy(f->stacks, v, f->nr_stacks * sizeof(*v));
 	findings__label_stacks(m, f->stacks, f->nr_stacks);
 	if (findings__by_role(m, v, n, 0, f->roles, sizeof(f->roles)))
-		EVIDENCE(f, E_HELD_BY_ROLE, SAY_S(f->roles), touched != 0);
+		EVIDENCE(f, E_HELD_BY_ROLE, .roles = f->roles, .touched = touched != 0);
 	findings__roles(m, p, v, n, f);
 	if (touched)
-		EVIDENCE(f, E_TOUCHES, SAY_S(f->stacks[0].label), model__secs(m, from),
-			 model__secs(m, to), total, f->stacks[0].bytes, p->touches[0].bytes);
+		EVIDENCE(f, E_TOUCHES, .label = f->stacks[0].label, .from = model__secs(m, from),
+			 .to = model__secs(m, to), .total = total, .top = f->stacks[0].bytes,
+			 .per_touch = p->touches[0].bytes);
 	else
-		EVIDENCE(f, E_MADE_HELD, SAY_S(f->stacks[0].label), total, model__secs(m, from),
-			 model__secs(m, to), f->stacks[0].bytes);
+		EVIDENCE(f, E_MADE_HELD, .label = f->stacks[0].label, .total = total,
+			 .from = model__secs(m, from), .to = model__secs(m, to),
+			 .top = f->stacks[0].bytes);
 	/* without an smaps read a mapping's length stood for it: the level
 	 * says how much of that can be resident at most */
 	x = j->y[j->n - 1] - j->y[0];
 	if (guessed && x > 0 && (double)total > 1.1 * x)
-		EVIDENCE(f, E_MAPPINGS_COVER, NULL, total, x);
+		EVIDENCE(f, E_MAPPINGS_COVER, .mapped = total, .grew = x);
 }
 
 /* live graph executables that grow with device memory */
@@ -174,8 +176,9 @@ static void graph_evidence(const struct judged *all, size_t n, struct finding *f
 			continue;
 		finding__num(f, "graph_execs_per_unit", b);
 		finding__num(f, "graph_execs_live", g->y[g->n - 1]);
-		EVIDENCE(f, E_GRAPHS_GROW, SAY_S(g->c.text), g->per_request ? b : b / g->dt,
-			 g->per_request, g->y[g->n - 1]);
+		EVIDENCE(f, E_GRAPHS_GROW, .what = g->c.text,
+			 .per_unit = g->per_request ? b : b / g->dt, .pr = g->per_request,
+			 .live = g->y[g->n - 1]);
 	}
 }
 
@@ -196,7 +199,7 @@ static void host_vs_gpu(const struct judged *all, size_t n, struct finding *f)
 			break;
 	}
 	if (names[0])
-		EVIDENCE(f, E_HOST_NOT_GPU, SAY_S(names), 0);
+		EVIDENCE(f, E_HOST_NOT_GPU, .flat = names);
 }
 
 /* the share of f's growth a role holds */
@@ -217,8 +220,9 @@ static void roles_say(struct finding *f, enum roles_verdict roles, const struct 
 
 	if (roles == ROLES_PAST_BOUND) {
 		finding__num(f, "role_bound_bytes", top->bound_bytes);
-		SAY(f, M_ROLE_PAST_BOUND, SAY_S(top->role, findings__bound_name(top->bound)),
-		    top->held, top->bound_bytes, share(f, top));
+		SAY(f, M_ROLE_PAST_BOUND, .role = top->role,
+		    .bound_name = findings__bound_name(top->bound), .bytes = top->held,
+		    .bound = top->bound_bytes, .share = share(f, top));
 		return;
 	}
 	if (roles != ROLES_UNBOUNDED)
@@ -231,8 +235,8 @@ static void roles_say(struct finding *f, enum roles_verdict roles, const struct 
 			top = &f->role_v[i];
 	if (top)
 		SAY(f, M_LEAK_UNBOUNDED,
-		    SAY_S(k < f->nr_stacks ? f->stacks[k].label : "stacks of no role"),
-		    share(f, top), f->role_v[0].bound != ROLE_NO_BOUND);
+		    .label = k < f->nr_stacks ? f->stacks[k].label : "stacks of no role",
+		    .share = share(f, top), .rest_bounded = f->role_v[0].bound != ROLE_NO_BOUND);
 }
 
 static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
@@ -241,13 +245,15 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 {
 	const char *what = NULL;
 
-	SAY(f, M_LEAK, SAY_S(j->c.text), judged__per_unit(j, j->r.slope),
-	    judged__per_unit(j, j->r.slope_lo), judged__per_unit(j, j->r.slope_hi), j->y[0],
-	    j->y[j->n - 1], j->n - j->base, j->per_request, j->base);
+	SAY(f, M_LEAK, .where = j->c.text, .slope = judged__per_unit(j, j->r.slope),
+	    .lo = judged__per_unit(j, j->r.slope_lo), .hi = judged__per_unit(j, j->r.slope_hi),
+	    .first = j->y[0], .last = j->y[j->n - 1], .points = j->n - j->base,
+	    .pr = j->per_request, .base = j->base);
 	roles_say(f, roles, top);
 	say_again(f, say);
 	if (j->r.change_at)
-		SAY(f, M_LEVEL_UNTIL, NULL, j->per_request, judged__req_no(j, j->r.change_at));
+		SAY(f, M_LEVEL_UNTIL, .pr = j->per_request,
+		    .point = judged__req_no(j, j->r.change_at));
 	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
 		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
 
@@ -266,30 +272,33 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 						       (double)(p->mem_limit - p->mem_limit_used) :
 						       0);
 
-				SAY(f, M_RUNS_OUT_CGROUP, SAY_S(p->mem_limit_cgroup), p->mem_limit,
-				    p->mem_limit_used, j->per_request ? ceil(pts) : pts * j->dt,
-				    j->per_request, p->mem_limit_file, fmax(swap, 0));
+				SAY(f, M_RUNS_OUT_CGROUP, .cgroup = p->mem_limit_cgroup,
+				    .limit = p->mem_limit, .used = p->mem_limit_used,
+				    .more = j->per_request ? ceil(pts) : pts * j->dt,
+				    .pr = j->per_request, .file = p->mem_limit_file,
+				    .swap = fmax(swap, 0));
 			} else {
-				SAY(f, M_RUNS_OUT, SAY_S(what), f->limit,
-				    j->per_request ? ceil(pts) : pts * j->dt, j->per_request,
-				    j->c.cls == CAT_HOST);
+				SAY(f, M_RUNS_OUT, .what = what, .limit = f->limit,
+				    .more = j->per_request ? ceil(pts) : pts * j->dt,
+				    .pr = j->per_request, .host = j->c.cls == CAT_HOST);
 			}
 		}
 	}
 	/* what the prompt cache would do, unless its stacks say it is not */
 	if (j->c.cls == CAT_HOST &&
 	    (roles == ROLES_UNBOUNDED || !findings__llama_host(m, p, j, f, false)))
-		SAY(f, M_TRY_HOST_STACKS, NULL, 0);
+		SAY(f, M_TRY_HOST_STACKS);
 	else if (j->c.cls == CAT_API)
-		SAY(f, M_TRY_API_STACKS, NULL, 0);
+		SAY(f, M_TRY_API_STACKS);
 }
 
 static void bounded_message(const struct model *m, const struct model_proc *p,
 			    const struct judged *j, double rate, const struct finding_say *say,
 			    struct finding *f)
 {
-	SAY(f, M_BOUNDED, SAY_S(j->c.text), rate, judged__req_no(j, j->r.change_at), j->per_request,
-	    j->r.ceiling, j->n - 1 - j->r.change_at);
+	SAY(f, M_BOUNDED, .where = j->c.text, .rate = rate,
+	    .point = judged__req_no(j, j->r.change_at), .pr = j->per_request,
+	    .ceiling = j->r.ceiling, .points_after = j->n - 1 - j->r.change_at);
 	say_again(f, say);
 	findings__llama_host(m, p, j, f, true);
 }
@@ -310,22 +319,23 @@ static void steady_message(const struct judged *j, struct finding *f)
 	free(v);
 	/* "steady at X" only where the level stayed near X all along */
 	if (hi - lo >= j->material && hi - lo > 10 * j->r.noise) {
-		SAY(f, M_STEADY_WANDERS, SAY_S(j->c.text), lo, hi, j->n, j->per_request,
-		    j->y[j->n - 1]);
+		SAY(f, M_STEADY_WANDERS, .where = j->c.text, .lo = lo, .hi = hi, .points = j->n,
+		    .pr = j->per_request, .last = j->y[j->n - 1]);
 		return;
 	}
-	SAY(f, M_STEADY_AT, SAY_S(j->c.text), mid, lo, hi, j->n, j->per_request);
+	SAY(f, M_STEADY_AT, .where = j->c.text, .middle = mid, .lo = lo, .hi = hi, .points = j->n,
+	    .pr = j->per_request);
 	/* a clean slope too small to matter is said, so it is not a surprise */
 	if (j->r.t >= 2 && j->r.slope > 0)
-		SAY(f, M_STEADY_SMALL, NULL, j->r.slope * (j->n - 1), j->material);
+		SAY(f, M_STEADY_SMALL, .rise = j->r.slope * (j->n - 1), .material = j->material);
 }
 
 static void settled_message(const struct model *m, const struct model_proc *p,
 			    const struct judged *j, struct finding *f)
 {
-	SAY(f, M_SETTLED, SAY_S(j->c.text), j->r.ceiling - j->y[0],
-	    judged__req_no(j, j->r.change_at), j->per_request, j->r.ceiling,
-	    j->n - 1 - j->r.change_at);
+	SAY(f, M_SETTLED, .where = j->c.text, .rise = j->r.ceiling - j->y[0],
+	    .point = judged__req_no(j, j->r.change_at), .pr = j->per_request,
+	    .ceiling = j->r.ceiling, .points_after = j->n - 1 - j->r.change_at);
 	/* in llama-server, what its prompt cache may hold */
 	findings__llama_host(m, p, j, f, true);
 }
@@ -336,12 +346,15 @@ static void growing_message(const struct judged *j, struct finding *f)
 	finding__num(f, "more_points", j->r.more_points);
 	finding__num(f, "drift_t", j->r.t);
 	if (j->r.slowing)
-		SAY(f, M_GROWING_SLOWING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope_early),
-		    judged__per_unit(j, j->r.slope_recent), j->y[0], j->y[j->n - 1], j->n,
-		    j->per_request, j->r.more_points);
+		SAY(f, M_GROWING_SLOWING, .where = j->c.text,
+		    .early = judged__per_unit(j, j->r.slope_early),
+		    .recent = judged__per_unit(j, j->r.slope_recent), .first = j->y[0],
+		    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request,
+		    .more = j->r.more_points);
 	else
-		SAY(f, M_GROWING_DRIFT, SAY_S(j->c.text), j->y[0], j->y[j->n - 1], j->n,
-		    j->per_request, judged__per_unit(j, j->r.slope), j->r.more_points);
+		SAY(f, M_GROWING_DRIFT, .where = j->c.text, .first = j->y[0],
+		    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request,
+		    .slope = judged__per_unit(j, j->r.slope), .more = j->r.more_points);
 }
 
 /* growth that roles with a bound hold, within it: the prompt cache filling
@@ -360,8 +373,8 @@ static bool bounded_roles(const struct model *m, const struct model_proc *p, con
 	    j->y[j->n - 1] - j->y[0] < top->bound_bytes) {
 		f->kind = F_BOUNDED;
 		finding__num(f, "role_bound_bytes", top->bound_bytes);
-		SAY(f, M_ROLE_FILLING, SAY_S(j->c.text), judged__per_unit(j, j->r.slope),
-		    share(f, top), top->bound_bytes);
+		SAY(f, M_ROLE_FILLING, .where = j->c.text, .step = judged__per_unit(j, j->r.slope),
+		    .share = share(f, top), .bound = top->bound_bytes);
 		findings__llama_host(m, p, j, f, false);
 		return true;
 	}
@@ -370,9 +383,11 @@ static bool bounded_roles(const struct model *m, const struct model_proc *p, con
 		f->kind = F_GROWING;
 		if (isfinite(top->bound_bytes))
 			finding__num(f, "role_bound_bytes", top->bound_bytes);
-		SAY(f, M_ROLE_WITHIN, SAY_S(j->c.text, top->role, findings__bound_name(top->bound)),
-		    j->y[j->n - 1] - j->y[0], j->y[0], j->y[j->n - 1], j->n, j->per_request,
-		    share(f, top), isfinite(top->bound_bytes) ? top->bound_bytes : 0);
+		SAY(f, M_ROLE_WITHIN, .where = j->c.text, .role = top->role,
+		    .bound_name = findings__bound_name(top->bound),
+		    .rise = j->y[j->n - 1] - j->y[0], .first = j->y[0], .last = j->y[j->n - 1],
+		    .points = j->n, .pr = j->per_request, .share = share(f, top),
+		    .bound = isfinite(top->bound_bytes) ? top->bound_bytes : 0);
 		return true;
 	}
 	return false;
@@ -394,7 +409,7 @@ static void by_role_say(struct finding *f)
 
 	if (!findings__roles_text(f, text, sizeof(text)))
 		snprintf(text, sizeof(text), "%s", f->roles);
-	SAY(f, M_BY_ROLE, SAY_S(text), 0);
+	SAY(f, M_BY_ROLE, .roles = text);
 }
 
 enum finding_kind judged__kind(const struct judged *j)
@@ -439,9 +454,10 @@ static bool eviction_says(const struct model *m, const struct model_proc *p, con
 
 	for (i = 0; i < fs->n; i++)
 		if (fs->v[i].pid == p->pid && fs->v[i].kind == F_EVICTION) {
-			EVIDENCE(&fs->v[i], E_CHANGED_ONCE, SAY_S(j->c.text), j->r.step_size,
-				 judged__req_no(j, j->r.change_at),
-				 model__secs(m, j->ts[j->r.change_at]));
+			EVIDENCE(&fs->v[i], E_CHANGED_ONCE, .where = j->c.text,
+				 .step = j->r.step_size,
+				 .request = judged__req_no(j, j->r.change_at),
+				 .seconds = model__secs(m, j->ts[j->r.change_at]));
 			return true;
 		}
 	return false;
@@ -535,10 +551,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		finding__num(f, "step_bytes", j->r.step_size);
 		attribute(m, p, j, j->ts[j->r.change_at - 1], j->ts[j->r.change_at], f);
 		if (j->per_request)
-			SAY(f, M_STEP_REQUEST, SAY_S(j->c.text), j->r.step_size,
-			    judged__req_no(j, j->r.change_at), f->since_s);
+			SAY(f, M_STEP_REQUEST, .where = j->c.text, .step = j->r.step_size,
+			    .request = judged__req_no(j, j->r.change_at), .seconds = f->since_s);
 		else
-			SAY(f, M_STEP_TIME, SAY_S(j->c.text), j->r.step_size, f->since_s);
+			SAY(f, M_STEP_TIME, .where = j->c.text, .step = j->r.step_size,
+			    .seconds = f->since_s);
 		break;
 	default:
 		/* llama-server's own calls say its prompt cache filled and drops
@@ -555,9 +572,9 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			f->kind = F_SETTLED;
 			f->ceiling = j->y[j->n - 1];
 			attribute(m, p, j, from, j->ts[j->n - 1], f);
-			SAY(f, M_ROSE_HELD, SAY_S(j->c.text), j->y[j->n - 1] - j->y[0],
-			    100 * (j->y[j->n - 1] - j->y[0]) / j->y[0], j->y[0], j->y[j->n - 1],
-			    j->n, j->per_request);
+			SAY(f, M_ROSE_HELD, .where = j->c.text, .rise = j->y[j->n - 1] - j->y[0],
+			    .percent = 100 * (j->y[j->n - 1] - j->y[0]) / j->y[0], .first = j->y[0],
+			    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request);
 			/* the prompt cache grows with requests, not at start-up */
 			if (j->per_request)
 				findings__llama_host(m, p, j, f, true);
@@ -569,21 +586,22 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	if (f->roles[0] && f->kind != F_STEADY)
 		by_role_say(f);
 	if (j->gpu_part > 0)
-		EVIDENCE(f, E_LESS_VULKAN, NULL, j->gpu_part);
+		EVIDENCE(f, E_LESS_VULKAN, .bytes = j->gpu_part);
 	if (j->first > 0)
-		EVIDENCE(f, E_FIRST_LEFT_OUT, NULL, j->first, j->x[0]);
+		EVIDENCE(f, E_FIRST_LEFT_OUT, .step = j->first, .request = j->x[0]);
 	if (j->r.shape == SHAPE_STEP)
-		EVIDENCE(f, E_STEP_FIT, NULL, j->n, j->per_request, j->y[0], j->y[j->n - 1],
-			 j->r.noise);
+		EVIDENCE(f, E_STEP_FIT, .points = j->n, .pr = j->per_request, .first = j->y[0],
+			 .last = j->y[j->n - 1], .noise = j->r.noise);
 	else if (j->r.shape == SHAPE_BOUNDED)
-		EVIDENCE(f, E_BOUNDED_FIT, NULL, j->n, j->per_request,
-			 judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
-			 j->per_request ? judged__req_no(j, j->r.change_at) : j->r.change_at,
-			 j->r.noise, j->r.confidence);
+		EVIDENCE(f, E_BOUNDED_FIT, .points = j->n, .pr = j->per_request,
+			 .rate = judged__per_unit(j, judged__rise_rate(j, j->r.change_at)),
+			 .point = j->per_request ? judged__req_no(j, j->r.change_at) :
+						   j->r.change_at,
+			 .noise = j->r.noise, .confidence = j->r.confidence);
 	else if (j->r.shape != SHAPE_STEADY)
-		EVIDENCE(f, E_SHAPE_FIT, SAY_S(analyze__shape_name(j->r.shape)), j->n,
-			 j->per_request, judged__per_unit(j, j->r.slope), j->r.noise,
-			 j->r.confidence);
+		EVIDENCE(f, E_SHAPE_FIT, .shape = analyze__shape_name(j->r.shape), .points = j->n,
+			 .pr = j->per_request, .slope = judged__per_unit(j, j->r.slope),
+			 .noise = j->r.noise, .confidence = j->r.confidence);
 }
 
 /* driver counters: growth the API calls explain is evidence for their
@@ -625,8 +643,8 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 		for (k = 0; k < fs->n; k++)
 			if (fs->v[k].pid == p->pid &&
 			    (fs->v[k].kind == F_LEAK || fs->v[k].kind == F_BOUNDED)) {
-				EVIDENCE(&fs->v[k], E_DRIVER_AGREES, SAY_S(j->c.text), slope,
-					 j->per_request);
+				EVIDENCE(&fs->v[k], E_DRIVER_AGREES, .where = j->c.text,
+					 .slope = slope, .pr = j->per_request);
 				said = true;
 			}
 		/* where no growth of theirs says it, the counter's own shape
@@ -648,21 +666,25 @@ void judged__judge_driver(const struct model *m, const struct model_proc *p,
 	f->confidence = fmin(1, fmax(0, (lo - ahi) / (hi - alo > 0 ? hi - alo : 1) + 0.5));
 	finding__num(f, "driver_bytes_per_unit", slope);
 	finding__num(f, "api_bytes_per_unit", aslope);
-	EVIDENCE(f, E_DRIVER_RATE, SAY_S(j->c.text), slope, lo, hi, j->per_request);
-	EVIDENCE(f, E_API_RATE, NULL, aslope, alo, ahi, j->per_request);
+	EVIDENCE(f, E_DRIVER_RATE, .where = j->c.text, .slope = slope, .lo = lo, .hi = hi,
+		 .pr = j->per_request);
+	EVIDENCE(f, E_API_RATE, .slope = aslope, .lo = alo, .hi = ahi, .pr = j->per_request);
 	if (have_graphs) {
 		gslope = analyze__theil_sen_xy(j->x, graphs, n, &glo, &ghi);
 		finding__num(f, "graph_execs_per_unit", gslope);
 		finding__num(f, "graph_execs_live", graphs[n - 1]);
-		EVIDENCE(f, E_GRAPHS_LIVE, NULL, gslope, graphs[n - 1], j->per_request);
+		EVIDENCE(f, E_GRAPHS_LIVE, .per_unit = gslope, .live = graphs[n - 1],
+			 .pr = j->per_request);
 	}
-	SAY(f, M_UNEXPLAINED, SAY_S(j->c.text), slope - aslope, j->per_request, j->y[0],
-	    j->y[n - 1], j->x[n - 1] - j->x[0], aslope);
+	SAY(f, M_UNEXPLAINED, .where = j->c.text, .excess = slope - aslope, .pr = j->per_request,
+	    .first = j->y[0], .last = j->y[n - 1], .points = j->x[n - 1] - j->x[0],
+	    .api_slope = aslope);
 	if (have_graphs && glo > 0) {
 		llama_conf__read(p, &conf);
-		SAY(f, M_GRAPH_CACHE, NULL, conf.cuda_graphs_off);
-		SAY(f, M_GRAPHS_NOW, NULL, gslope, graphs[n - 1], j->per_request);
+		SAY(f, M_GRAPH_CACHE, .graphs_off = conf.cuda_graphs_off);
+		SAY(f, M_GRAPHS_NOW, .per_unit = gslope, .live = graphs[n - 1],
+		    .pr = j->per_request);
 	} else {
-		SAY(f, M_DRIVER_GROWS, NULL, 0);
+		SAY(f, M_DRIVER_GROWS);
 	}
 }

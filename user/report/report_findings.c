@@ -6,24 +6,13 @@
 #include <string.h>
 #include "analysis/findings.h"
 #include "analysis/requests.h"
+#include "analysis/words.h"
 #include "common/fmt.h"
 #include "common/json_util.h"
 #include "report_data.h"
-#include "report_words.h"
+#include "report_sections.h"
 
 #define WIDTH 96
-
-static const char *const titles[F_NR] = { "ALLOCATION FAILURE",
-					  "EXITED",
-					  "LEAK",
-					  "UNEXPLAINED DEVICE GROWTH",
-					  "EVICTION SLOWDOWN",
-					  "GROWING",
-					  "BOUNDED CACHE",
-					  "SETTLED",
-					  "STEP",
-					  "STEADY",
-					  "NOT JUDGED" };
 
 /* a paragraph, wrapped at WIDTH with an indent */
 static void wrap(FILE *out, const char *s, int indent)
@@ -84,8 +73,8 @@ void print_verdicts(FILE *out, const struct model *m, const struct findings *fs)
 			steady += f->kind == F_STEADY;
 			continue;
 		}
-		fprintf(out, "  %s: %s, pid %u (%s)", titles[f->kind], f->where, f->pid,
-			comm_of(m, f->pid));
+		fprintf(out, "  %s: %s, pid %u (%s)", findings__kind_title(f->kind), f->where,
+			f->pid, comm_of(m, f->pid));
 		if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
 			fprintf(out, ", confidence %.2f", f->confidence);
 		fputc('\n', out);
@@ -168,7 +157,8 @@ void print_evidence(FILE *out, const struct model *m, const struct findings *fs)
 			continue;
 		if (!n++)
 			fprintf(out, "\nEvidence for the verdicts\n");
-		fprintf(out, "  %s, %s (pid %u)\n", titles[f->kind], f->where, f->pid);
+		fprintf(out, "  %s, %s (pid %u)\n", findings__kind_title(f->kind), f->where,
+			f->pid);
 		for (j = 0; j < f->nr_evidence; j++)
 			fprintf(out, "    - %s\n",
 				words__evidence(f, &f->evidence[j], line, sizeof(line)));

@@ -63,7 +63,7 @@ struct json_object *llama_state_json(const struct model_llama_state *s);
 void print_llama_server(FILE *out, const struct model_proc *p);
 struct json_object *llama_server_json(const struct model_proc *p);
 
-/* the verdicts, report_findings.c (their sentences: report_words.c) */
+/* the verdicts, report_findings.c (their sentences: analysis/words.c) */
 void print_verdicts(FILE *out, const struct model *m, const struct findings *fs);
 void print_evidence(FILE *out, const struct model *m, const struct findings *fs);
 struct json_object *findings_json(const struct model *m, const struct findings *fs);

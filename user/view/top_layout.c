@@ -7,6 +7,7 @@
 #include "common/fmt.h"
 #include "stream/gpufuncs.h"
 #include "analysis/requests.h"
+#include "analysis/words.h"
 #include "top_layout.h"
 
 #define B(buf, v) fmt_bytes(buf, sizeof(buf), v)
@@ -179,72 +180,19 @@ static void probes(struct screen *s, const struct model *m)
 	}
 }
 
-/* a finding's rate: bytes, or things where it counts them */
-static const char *rate(char *buf, size_t size, const struct finding *f)
-{
-	double v = f->per_request ? f->bytes_per_request : f->bytes_per_second;
-
-	if (f->counts) {
-		snprintf(buf, size, "%+.2f", v);
-		return buf;
-	}
-	return fmt_delta(buf, size, v);
-}
-
 /* a verdict in a line */
 static void verdict(struct screen *s, const struct model *m, const struct finding *f)
 {
-	static const char *const names[F_NR] = { "FAILED",  "EXITED",  "LEAK",	  "UNEXPLAINED",
-						 "EVICTED", "GROWING", "CACHE",	  "SETTLED",
-						 "STEP",    "STEADY",  "UNJUDGED" };
 	struct top_line *l = line(s, TA_NORMAL);
-	char a[32], b[32];
-	size_t i;
+	char said[256];
 
 	put(s, l,
 	    f->kind == F_BOUNDED || f->kind == F_STEP || f->kind == F_SETTLED ||
 			    f->kind == F_GROWING ?
 		    TA_HEAD :
 		    TA_ALERT,
-	    "%-11s", names[f->kind]);
-	switch (f->kind) {
-	case F_ALLOC_FAILURE:
-		put(s, l, TA_NORMAL, " %s %s at %.1f s", f->strs[0], f->strs[1], f->since_s);
-		break;
-	case F_EXIT:
-		put(s, l, TA_NORMAL, " %s at %.1f s", f->strs[0], f->since_s);
-		break;
-	case F_LEAK:
-	case F_UNEXPLAINED:
-		put(s, l, TA_NORMAL, " %s %s/%s", f->where, rate(a, sizeof(a), f),
-		    f->per_request ? "request" : "s");
-		if (f->kind == F_UNEXPLAINED)
-			put(s, l, TA_NORMAL, " the API does not explain");
-		if (isfinite(f->requests_to_exhaustion))
-			put(s, l, TA_NORMAL, ", out of memory in ~%.0f requests",
-			    f->requests_to_exhaustion);
-		break;
-	case F_EVICTION:
-		for (i = 0; i < f->nr_nums && strcmp(f->nums[i].key, "evicted_bytes"); i++)
-			;
-		put(s, l, TA_NORMAL, " %s left VRAM at %.1f s (%s)",
-		    i < f->nr_nums ? B(a, f->nums[i].v) : "?", f->since_s, f->strs[0]);
-		break;
-	case F_BOUNDED:
-	case F_SETTLED:
-		put(s, l, TA_NORMAL, " %s levelled off at %s", f->where,
-		    f->counts ? (snprintf(a, sizeof(a), "%.0f", f->ceiling), a) : B(a, f->ceiling));
-		break;
-	case F_GROWING:
-		put(s, l, TA_NORMAL, " %s %s/%s, too early to tell", f->where,
-		    rate(a, sizeof(a), f), f->per_request ? "request" : "s");
-		break;
-	default:
-		put(s, l, TA_NORMAL, " %s one step of %s", f->where,
-		    f->counts ? (snprintf(b, sizeof(b), "%+.0f", f->shape.step_size), b) :
-				D(b, f->shape.step_size));
-		break;
-	}
+	    "%-11s", findings__kind_tag(f->kind));
+	put(s, l, TA_NORMAL, " %s", words__line(f, said, sizeof(said)));
 	if (f->kind != F_ALLOC_FAILURE && f->kind != F_EXIT)
 		put(s, l, TA_DIM, "  (confidence %.2f)", f->confidence);
 	(void)m;

@@ -142,12 +142,6 @@ size_t findings__by_role(const struct model *m, const struct finding_stack *s, s
 	return roles_of(m, s, n, other, true, buf, size);
 }
 
-size_t findings__by_role_bytes(const struct model *m, const struct finding_stack *s, size_t n,
-			       char *buf, size_t size)
-{
-	return roles_of(m, s, n, 0, false, buf, size);
-}
-
 void findings__hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes)
 {
 	size_t i;

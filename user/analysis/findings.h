@@ -118,9 +118,6 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
  * 1.9 GiB (2), ..."): its length; 0 when no stack has a role */
 size_t findings__by_role(const struct model *m, const struct finding_stack *s, size_t n,
 			 __u64 other, char *buf, size_t size);
-/* the same without the counts */
-size_t findings__by_role_bytes(const struct model *m, const struct finding_stack *s, size_t n,
-			       char *buf, size_t size);
 /* add `bytes` made by stack id to v (n of at most max, one entry a stack) */
 void findings__hold(struct finding_stack *v, size_t *n, size_t max, __u32 id, __u64 bytes);
 /* p's sampled first touches in [from, to], by stack, into v: their number */

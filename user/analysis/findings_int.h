@@ -36,7 +36,6 @@ void judged__shape(struct judged *j);
 size_t judged__req_no(const struct judged *j, size_t i);
 /* growth per point over [0, upto] */
 double judged__rise_rate(const struct judged *j, size_t upto);
-const char *judged__unit(const struct judged *j);
 double judged__per_unit(const struct judged *j, double per_point);
 bool judged__growing(const struct judged *j);
 /* the process's memory: every category that holds bytes, at its last level */

@@ -11,7 +11,7 @@
 
 #define TIME_POINTS 64 /* samples over time when requests are too few */
 
-bool push(struct judged *j, double v, __u64 ts, const struct model_request *r, double x)
+static bool push(struct judged *j, double v, __u64 ts, const struct model_request *r, double x)
 {
 	j->y = realloc(j->y, (j->n + 1) * sizeof(*j->y));
 	j->ts = realloc(j->ts, (j->n + 1) * sizeof(*j->ts));
@@ -148,11 +148,6 @@ double judged__rise_rate(const struct judged *j, size_t upto)
 	double lo, hi;
 
 	return analyze__theil_sen(j->y, upto + 1, &lo, &hi);
-}
-
-const char *judged__unit(const struct judged *j)
-{
-	return j->per_request ? "request" : "s";
 }
 
 double judged__per_unit(const struct judged *j, double per_point)

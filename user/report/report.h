@@ -10,7 +10,7 @@
  *             report_host (a process's host memory, threads and exit),
  *             report_gpu, report_bo (kernel buffers, DRM fdinfo),
  *             report_req (requests, llama.cpp), report_findings (the
- *             verdicts; their sentences in report_words), all listed in
+ *             verdicts; their sentences in analysis/words), all listed in
  *             report_sections.h
  *   frames    report.c (text), report_json.c (JSON)
  *   exports   report_prom.c (Prometheus: the processes still running),

@@ -4,9 +4,9 @@
 # test turns it away) and N write(-1, ...) (a call the HTTP program wants,
 # of a process it does not trace: turned away by the target filter), timed
 # untraced and with each tracer attached with -p to a sleeping process;
-# with kernel.bpf_stats_enabled, each of that tracer's programs' runs and
-# average ns per run during the loops (the stats' own clock reads are in
-# the figures and in the traced wall time).
+# then, in a second loop with kernel.bpf_stats_enabled, each of that
+# tracer's programs' runs and average ns per run (the wall times are
+# taken with the stats off: their clock reads cost each run too).
 #   sudo bench/sysexit.sh [N] [GPUMEMTRACE...]   (default 10000000 ./gpumemtrace)
 # Turns kernel.bpf_stats_enabled on for the run and back to what it was.
 set -eu
@@ -46,7 +46,6 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 -o $T/loop $T/loop.c
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
 stats() { bpftool prog show -j | jq -r '.[] | "\(.id) \(.name // "?") \(.run_cnt // 0) \(.run_time_ns // 0)"'; }
 echo "kernel $(uname -r), $(nproc) CPUs, $n calls each"
 echo
@@ -61,8 +60,12 @@ for gmt in "$@"; do
 	gpid=$!
 	for _ in $(seq 200); do grep -q "tracing pid" $T/err && break; read -r -t 0.05 <> <(:) || true; done
 	ids=$(grep -h "^prog_id:" /proc/$gpid/fdinfo/* 2>/dev/null | awk '{ print $2 }' | tr '\n' ' ')
-	stats >$T/before
+	# the wall time without the stats' clock reads, then the stats
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
 	read -r g w < <($T/loop "$n")
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	stats >$T/before
+	$T/loop "$n" >/dev/null
 	stats >$T/after
 	per=$(awk -v ids=" $ids " -v n="$n" 'NR == FNR { c[$1] = $3; t[$1] = $4; next }
 		index(ids, " " $1 " ") && $3 - c[$1] > n / 10 {

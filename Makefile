@@ -53,7 +53,7 @@ all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) bpf/gmt_events.h $(VMLINUX) | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) bpf/gmt_events.h bpf/gmt_syscalls.h $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 		-Ivmlinux/$(ARCH) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
@@ -66,7 +66,7 @@ $(OUTPUT)/gpumemtrace.skel.h: $(OUTPUT)/gpumemtrace.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name gmt_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h bpf/gmt_syscalls.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 

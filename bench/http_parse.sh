@@ -3,9 +3,12 @@
 # server traced by gpumemtrace -p, N requests; then the ns per call of each
 # tp_req_* program of that tracer (found by the prog ids in its fdinfo),
 # and its time over the run per request. The programs run for every
-# process's calls (the target filter is their first test): read, write and
-# the rest count other processes' calls too; sendto and recvfrom are
-# Python's, nearly all the target's.
+# process's calls: tp_req_sys_exit (one program on the sys_exit raw
+# tracepoint since h34) at the exit of every system call of every process,
+# the call's number its first test and the target filter its second, so
+# its calls and ns/call count every process's; the ns per request is the
+# figure to compare. Before h34, a program per call (tp_req_read, ...):
+# sendto and recvfrom were Python's, nearly all the target's.
 #   sudo bench/http_parse.sh [GPUMEMTRACE] [N]
 # Turns kernel.bpf_stats_enabled on for the run and back to what it was.
 set -eu

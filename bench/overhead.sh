@@ -59,7 +59,7 @@ sysctl -q kernel.bpf_stats_enabled=1
 gmt_pid=$!
 # the programs are in once they show in bpftool
 for _ in $(seq 200); do
-	bpftool prog show -j | jq -e '.[] | select(.name == "tp_sys_exit_mma")' >/dev/null && break
+	bpftool prog show -j | jq -e '.[] | select(.name == "tp_mm_sys_exit")' >/dev/null && break
 	sleep 0.05
 done
 stats() {

@@ -3,6 +3,7 @@
 #define GMT_DEFINE_SHARED
 #include "gmt.bpf.h"
 #include "ustack.bpf.h"
+#include "syscalls.bpf.h"
 
 const volatile __u32 targ_tgid = 0;
 const volatile __u32 follow_forks = 0;
@@ -15,5 +16,6 @@ const volatile __u32 unwind_cfi = 0;
 const volatile __u32 touch_period = 0;
 const volatile __u32 redact_gpu = 0;
 __u32 serving = 0;
+const volatile __s32 sys_nr[GMT_SYS_NR] = { [0 ... GMT_SYS_NR - 1] = -1 };
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

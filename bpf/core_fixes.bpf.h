@@ -17,6 +17,26 @@
 #define GMT_SYSCALL_PARM6(regs) 0
 #endif
 
+/* At sys_exit: the call's number, and whether it was a 32-bit compat call
+ * (other numbers; the perf syscall tracepoints skipped them too).
+ * x86-64: in_ia32_syscall(), TS_COMPAT in the task's thread_info.status
+ * (set for int 0x80 from a 64-bit task as well; x32 calls carry
+ * 0x40000000 in the number and fall out of range). arm64:
+ * compat_user_mode(), the saved PSTATE's 32-bit mode bit. */
+#if defined(__TARGET_ARCH_x86)
+#define GMT_SYSCALL_NR(regs) ((long)(regs)->orig_ax)
+#define GMT_TS_COMPAT 0x0002
+#define GMT_SYSCALL_COMPAT(regs) \
+	(!!(bpf_get_current_task_btf()->thread_info.status & GMT_TS_COMPAT))
+#elif defined(__TARGET_ARCH_arm64)
+#define GMT_SYSCALL_NR(regs) ((long)(regs)->syscallno)
+#define GMT_PSR_MODE32_BIT 0x10
+#define GMT_SYSCALL_COMPAT(regs) (!!((regs)->pstate & GMT_PSR_MODE32_BIT))
+#else
+#define GMT_SYSCALL_NR(regs) (-1L)
+#define GMT_SYSCALL_COMPAT(regs) 1
+#endif
+
 /* 6.2 (f1a7941243c1, "mm: convert mm's rss stats into percpu_counter")
  * turned mm->rss_stat from struct mm_rss_stat { atomic_long_t count[4]; }
  * into struct percpu_counter rss_stat[4]. */

@@ -276,20 +276,17 @@ static __always_inline bool stack_is_new(__u32 tgid, const __u64 *ips, __u32 n)
 	return true;
 }
 
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void on_mmap(void *ctx, long ret)
 {
 	struct gmt_mmap *e;
 	__u64 args[6];
 	long n;
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	syscall_args(args);
 	e = gmt_reserve(sizeof(*e) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_MMAP, GMT_SRC_MMAP);
 	if (!e)
-		return 0;
-	e->addr = ctx->ret;
+		return;
+	e->addr = ret;
 	e->len = args[1];
 	e->prot = args[2];
 	e->flags = args[3];
@@ -310,65 +307,77 @@ int tp_sys_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 		gmt_submit_now(e);
 	else
 		gmt_submit(e);
-	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_munmap")
-int tp_sys_exit_munmap(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void on_munmap(long ret)
 {
 	struct gmt_munmap *e;
 	__u64 args[6];
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_MUNMAP, GMT_SRC_MMAP);
 	if (!e)
-		return 0;
+		return;
 	e->addr = args[0];
 	e->len = args[1];
-	e->ret = ctx->ret;
+	e->ret = ret;
 	gmt_submit(e);
-	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_mremap")
-int tp_sys_exit_mremap(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void on_mremap(long ret)
 {
 	struct gmt_mremap *e;
 	__u64 args[6];
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_MREMAP, GMT_SRC_MMAP);
 	if (!e)
-		return 0;
+		return;
 	e->old_addr = args[0];
 	e->old_len = args[1];
 	e->new_len = args[2];
 	e->flags = args[3];
 	e->pad = 0;
-	e->new_addr = ctx->ret;
+	e->new_addr = ret;
 	gmt_submit(e);
-	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_brk")
-int tp_sys_exit_brk(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void on_brk(long ret)
 {
 	struct gmt_brk *e;
 	__u64 args[6];
 
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	syscall_args(args);
 	e = gmt_reserve(sizeof(*e), GMT_EV_BRK, GMT_SRC_MMAP);
 	if (!e)
-		return 0;
+		return;
 	e->req = args[0];
-	e->ret = ctx->ret;
+	e->ret = ret;
 	gmt_submit(e);
+}
+
+/* the bits of mmap, munmap, mremap and brk's numbers, set by user space
+ * while their group is on */
+const volatile __u64 mm_sys_want[GMT_SYS_WORDS] = {};
+
+/* One raw tracepoint for the four calls: a perf-event tracepoint each would
+ * cost a grace period each to detach, one after another, at exit. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tp_mm_sys_exit, struct pt_regs *regs, long ret)
+{
+	long nr = GMT_SYSCALL_NR(regs);
+
+	if (!syscall_wanted(mm_sys_want, nr) || !gmt_is_target(bpf_get_current_pid_tgid() >> 32) ||
+	    GMT_SYSCALL_COMPAT(regs))
+		return 0;
+	if (nr == sys_nr[GMT_SYS_MMAP])
+		on_mmap(ctx, ret);
+	else if (nr == sys_nr[GMT_SYS_MUNMAP])
+		on_munmap(ret);
+	else if (nr == sys_nr[GMT_SYS_MREMAP])
+		on_mremap(ret);
+	else if (nr == sys_nr[GMT_SYS_BRK])
+		on_brk(ret);
 	return 0;
 }
 

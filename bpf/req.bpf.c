@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* HTTP/1.1 requests on the target's sockets, from syscall exits. Each
- * connection's two directions are parsed as streams (http_parse.bpf.h):
- * every byte read or written goes through a small state machine that knows
- * where a message starts and ends (request and status lines, headers,
- * Content-Length and chunked bodies), so a request line is seen only where
- * a message can start, wherever the reads split it, and every request of a
- * pipelined read is seen. Body bytes are never copied out: a response's
- * are scanned for its `timings` (timings_parse.bpf.h), whose digits alone
- * are sent, beside method, path, status and byte counts. */
+/* HTTP/1.1 requests on the target's sockets, from syscall exits (one
+ * program on the sys_exit raw tracepoint). Each connection's two
+ * directions are parsed as streams (http_parse.bpf.h): every byte read or
+ * written goes through a small state machine that knows where a message
+ * starts and ends (request and status lines, headers, Content-Length and
+ * chunked bodies), so a request line is seen only where a message can
+ * start, wherever the reads split it, and every request of a pipelined
+ * read is seen. Body bytes are never copied out: a response's are scanned
+ * for its `timings` (timings_parse.bpf.h), whose digits alone are sent,
+ * beside method, path, status and byte counts. */
 #include "syscalls.bpf.h"
 #include "http_parse.bpf.h"
 #include "timings_parse.bpf.h"
@@ -464,148 +465,99 @@ struct msghdr_user {
 	__u64 iov, iovlen;
 };
 
-#define TARGET_OR_LEAVE()                                     \
-	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32)) \
-	return 0
-
-/* read(fd, buf, ...), recvfrom(fd, buf, len, flags, ...), write(fd, buf, ...),
- * ...: FLAGS is an expression of the arguments a[] */
-#define BUF_PROG(name, call, dir, FLAGS)                     \
-	SEC("tracepoint/syscalls/sys_exit_" #call)           \
-	int name(struct trace_event_raw_sys_exit *ctx)       \
-	{                                                    \
-		__u64 a[6], n = ctx->ret > 0 ? ctx->ret : 0; \
-                                                             \
-		TARGET_OR_LEAVE();                           \
-		syscall_args(a);                             \
-		dir(a[0], a[1], n, 0, 0, ctx->ret, FLAGS);   \
-		return 0;                                    \
-	}
-
-/* readv(fd, iov, cnt), writev(fd, iov, cnt) */
-#define IOV_PROG(name, call, dir)                                     \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                    \
-	int name(struct trace_event_raw_sys_exit *ctx)                \
-	{                                                             \
-		__u64 a[6], first, first_len;                         \
-                                                                      \
-		TARGET_OR_LEAVE();                                    \
-		syscall_args(a);                                      \
-		iov_first(a[1], a[2], &first, &first_len);            \
-		dir(a[0], first, first_len, a[1], a[2], ctx->ret, 0); \
-		return 0;                                             \
-	}
-
-/* recvmsg(fd, msghdr, flags), sendmsg(fd, msghdr, flags) */
-#define MSG_PROG(name, call, dir)                                             \
-	SEC("tracepoint/syscalls/sys_exit_" #call)                            \
-	int name(struct trace_event_raw_sys_exit *ctx)                        \
-	{                                                                     \
-		__u64 a[6], first, first_len;                                 \
-		struct msghdr_user m = {};                                    \
-                                                                              \
-		TARGET_OR_LEAVE();                                            \
-		syscall_args(a);                                              \
-		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);             \
-		iov_first(m.iov, m.iovlen, &first, &first_len);               \
-		dir(a[0], first, first_len, m.iov, m.iovlen, ctx->ret, a[2]); \
-		return 0;                                                     \
-	}
-
-/* every byte of a call is parsed, piece after piece */
-#define READ(fd, first, first_len, iov, cnt, ret, flags) \
-	on_read(fd, first, first_len, iov, cnt, ret, flags)
-#define WRITE(fd, first, first_len, iov, cnt, ret, flags) \
-	on_write(fd, first, first_len, iov, cnt, ret)
-
-BUF_PROG(tp_req_read, read, READ, 0)
-BUF_PROG(tp_req_recvfrom, recvfrom, READ, a[3])
-IOV_PROG(tp_req_readv, readv, READ)
-MSG_PROG(tp_req_recvmsg, recvmsg, READ)
-BUF_PROG(tp_req_write, write, WRITE, 0)
-BUF_PROG(tp_req_sendto, sendto, WRITE, 0)
-IOV_PROG(tp_req_writev, writev, WRITE)
-MSG_PROG(tp_req_sendmsg, sendmsg, WRITE)
-
 /* sendfile: body bytes from a file, counted against the length */
-SEC("tracepoint/syscalls/sys_exit_sendfile64")
-int tp_req_sendfile(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void on_sendfile(int fd, long ret)
 {
-	__u64 a[6], key;
-	struct conn *c;
+	__u64 key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)fd;
+	struct conn *c = bpf_map_lookup_elem(&conns, &key);
 
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	key = (bpf_get_current_pid_tgid() & ~0xffffffffull) | (__u32)a[0];
-	c = bpf_map_lookup_elem(&conns, &key);
-	if (!c || c->tls || ctx->ret <= 0)
-		return 0;
+	if (!c || c->tls || ret <= 0)
+		return;
 	if (c->responding)
-		c->bytes_out += ctx->ret;
-	if (http__pass(&c->resp, ctx->ret) & HP_OUT_END && c->responding)
-		resp_end(c, a[0], GMT_HTTP_END_LENGTH);
-	return 0;
+		c->bytes_out += ret;
+	if (http__pass(&c->resp, ret) & HP_OUT_END && c->responding)
+		resp_end(c, fd, GMT_HTTP_END_LENGTH);
 }
 
-SEC("tracepoint/syscalls/sys_exit_close")
-int tp_req_close(struct trace_event_raw_sys_exit *ctx)
+/* the calls that end connections: close, shutdown, close_range(first,
+ * last, flags) and dup2(old, new), dup3(old, new, flags), which close new
+ * first */
+static __always_inline void on_ends(long nr, const __u64 *a, long ret)
 {
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	if (!ctx->ret)
-		on_close(a[0]);
-	return 0;
+	if (nr == sys_nr[GMT_SYS_CLOSE]) {
+		if (!ret)
+			on_close(a[0]);
+	} else if (nr == sys_nr[GMT_SYS_SHUTDOWN]) {
+		if (!ret && a[1] != 0 /* SHUT_RD */)
+			on_close(a[0]);
+	} else if (nr == sys_nr[GMT_SYS_CLOSE_RANGE]) {
+		if (!ret && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC: nothing closed yet */))
+			end_conns(a[0], a[1] > 0xffffffffull ? 0xffffffffu : a[1], false);
+	} else if (nr == sys_nr[GMT_SYS_DUP3]) {
+		if (ret >= 0)
+			on_close(a[1]);
+	} else if (nr == sys_nr[GMT_SYS_DUP2]) {
+		if (ret >= 0 && a[0] != a[1])
+			on_close(a[1]);
+	}
 }
 
-SEC("tracepoint/syscalls/sys_exit_shutdown")
-int tp_req_shutdown(struct trace_event_raw_sys_exit *ctx)
+/* the bits of the calls above, set by user space while their groups
+ * (syscalls:http, http-ends, dup2) are on */
+const volatile __u64 req_sys_want[GMT_SYS_WORDS] = {};
+
+/* One raw tracepoint for every call: a perf-event tracepoint each would
+ * cost a grace period each to detach, one after another, at exit. Each
+ * call's bytes go to on_read or on_write as one piece (read, recvfrom,
+ * write, sendto) or as an iovec array's (readv, writev; recvmsg, sendmsg
+ * through their msghdr); every byte of a call is parsed, piece after
+ * piece. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tp_req_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 a[6];
+	long nr = GMT_SYSCALL_NR(regs);
+	__u64 a[6], first, first_len, iov = 0, cnt = 0, flags = 0;
+	struct msghdr_user m = {};
+	bool out;
 
-	TARGET_OR_LEAVE();
+	if (!syscall_wanted(req_sys_want, nr) || !gmt_is_target(bpf_get_current_pid_tgid() >> 32) ||
+	    GMT_SYSCALL_COMPAT(regs))
+		return 0;
 	syscall_args(a);
-	if (!ctx->ret && a[1] != 0 /* SHUT_RD */)
-		on_close(a[0]);
-	return 0;
-}
-
-/* close_range(first, last, flags): each connection in the range ends */
-SEC("tracepoint/syscalls/sys_exit_close_range")
-int tp_req_close_range(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	if (!ctx->ret && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC: nothing closed yet */))
-		end_conns(a[0], a[1] > 0xffffffffull ? 0xffffffffu : a[1], false);
-	return 0;
-}
-
-/* dup2(old, new) and dup3(old, new, flags) close new first */
-SEC("tracepoint/syscalls/sys_exit_dup3")
-int tp_req_dup3(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	if (ctx->ret >= 0)
-		on_close(a[1]);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_dup2")
-int tp_req_dup2(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 a[6];
-
-	TARGET_OR_LEAVE();
-	syscall_args(a);
-	if (ctx->ret >= 0 && a[0] != a[1])
-		on_close(a[1]);
+	if (nr == sys_nr[GMT_SYS_READ] || nr == sys_nr[GMT_SYS_RECVFROM] ||
+	    nr == sys_nr[GMT_SYS_WRITE] || nr == sys_nr[GMT_SYS_SENDTO]) {
+		/* read(fd, buf, ...), recvfrom(fd, buf, len, flags, ...) */
+		first = a[1];
+		first_len = ret > 0 ? ret : 0;
+		if (nr == sys_nr[GMT_SYS_RECVFROM])
+			flags = a[3];
+		out = nr == sys_nr[GMT_SYS_WRITE] || nr == sys_nr[GMT_SYS_SENDTO];
+	} else if (nr == sys_nr[GMT_SYS_READV] || nr == sys_nr[GMT_SYS_WRITEV]) {
+		/* readv(fd, iov, cnt) */
+		iov = a[1];
+		cnt = a[2];
+		iov_first(iov, cnt, &first, &first_len);
+		out = nr == sys_nr[GMT_SYS_WRITEV];
+	} else if (nr == sys_nr[GMT_SYS_RECVMSG] || nr == sys_nr[GMT_SYS_SENDMSG]) {
+		/* recvmsg(fd, msghdr, flags) */
+		bpf_probe_read_user(&m, sizeof(m), (void *)a[1]);
+		iov = m.iov;
+		cnt = m.iovlen;
+		iov_first(iov, cnt, &first, &first_len);
+		out = nr == sys_nr[GMT_SYS_SENDMSG];
+		if (!out)
+			flags = a[2];
+	} else if (nr == sys_nr[GMT_SYS_SENDFILE]) {
+		on_sendfile(a[0], ret);
+		return 0;
+	} else {
+		on_ends(nr, a, ret);
+		return 0;
+	}
+	if (out)
+		on_write(a[0], first, first_len, iov, cnt, ret);
+	else
+		on_read(a[0], first, first_len, iov, cnt, ret, flags);
 	return 0;
 }
 

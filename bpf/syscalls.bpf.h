@@ -1,10 +1,25 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* for programs on syscall exit tracepoints */
+/* for the programs on the sys_exit raw tracepoint: one per family (mm,
+ * req), each run at the exit of every system call of every process, so
+ * each asks first, in a few instructions, whether the call is one of its */
 #ifndef GMT_SYSCALLS_BPF_H
 #define GMT_SYSCALLS_BPF_H
 
 #include "gmt.bpf.h"
 #include "core_fixes.bpf.h"
+#include "gmt_syscalls.h"
+
+/* each call's number on this arch, set by user space; -1: not taken */
+GMT_SHARED const volatile __s32 sys_nr[GMT_SYS_NR];
+
+/* nr is in a family's bitmap of wanted calls: the first test, before the
+ * target filter, since nearly every call is another's or unwanted */
+static __always_inline bool syscall_wanted(const volatile __u64 *want, long nr)
+{
+	if ((unsigned long)nr >= GMT_SYS_MAX)
+		return false;
+	return (want[nr >> 6] >> (nr & 63)) & 1;
+}
 
 /* The syscall's arguments, read at its exit from the registers saved at
  * entry: no enter program, no map between the two. Needs bpf_task_pt_regs

@@ -225,9 +225,13 @@ links() { awk -v t="^($1)\$" '$1 ~ t { n += $2 } END { print n + 0 }' "$T/links"
 # waits a grace period of its own as it goes, one after another (2.4-3.7 s
 # here, 12 s with CUDA on an H200, after the report was out); the GPU
 # uprobes are uprobe_multi links now, a few for a library, gone together,
-# and the tracepoints start going while the report is made. Measured here
-# 0.3-0.6 s, and under 0.5 s with both cores busy; the bound leaves room for
-# a loaded CI machine and still fails the per-uprobe links (2.3 s and more)
+# and the tracepoints start going while the report is made. The syscall
+# exits were 18 perf-event tracepoints (28 ms each to detach, in turn, 0.5 s
+# in all); they are two programs on the sys_exit raw tracepoint now, and no
+# perf-event link is left. Measured here 0.30-0.62 s with QEMU's VM tests
+# on both cores beside it (bench/results.md, "Exit at once"); the bound, the
+# issue's 1 s, leaves 0.4 s over the worst of those and fails the
+# per-uprobe links (2.3 s and more)
 test_server_exits_at_once_after_sigint() {
 	need_llama_server || return 1
 	need_lavapipe
@@ -235,6 +239,7 @@ test_server_exits_at_once_after_sigint() {
 	uprobes_traced || return 1
 	expect '[ "$(links "uprobe_multi|uretprobe_multi")" -ge 4 ]' "uprobe_multi links held: $(tr '\n' ' ' <"$T/links")" ||
 		return 1
+	expect '[ "$(links perf)" = 0 ]' "no perf-event links: $(tr '\n' ' ' <"$T/links")" || return 1
 	t0=$(date +%s.%N)
 	kill -INT "$GMT_PID"
 	wait_tracer || return 1
@@ -245,7 +250,7 @@ test_server_exits_at_once_after_sigint() {
 		"@a whole report, ended by the signal: $(tail -c 300 "$T/gmt.out")" || return 1
 	stop_server
 	compare || return 1
-	expect 'awk -v s="$s" "BEGIN { exit !(s <= 1.5) }"' "gpumemtrace exits within 1.5 s of SIGINT: $s s"
+	expect 'awk -v s="$s" "BEGIN { exit !(s <= 1.0) }"' "gpumemtrace exits within 1.0 s of SIGINT: $s s"
 }
 
 # the per-uprobe perf events where uprobe_multi links are missing (Linux
@@ -255,8 +260,8 @@ test_server_uprobes_as_perf_events() {
 	need_llama_server || return 1
 	need_lavapipe
 	GMT_NO_UPROBE_MULTI=1 uprobes_traced || return 1
-	expect '[ "$(links "uprobe_multi|uretprobe_multi")" = 0 ] && [ "$(links perf)" -ge 40 ]' \
-		"a perf event a uprobe: $(tr '\n' ' ' <"$T/links")" || return 1
+	expect '[ "$(links "uprobe_multi|uretprobe_multi")" = 0 ] && [ "$(links perf)" -ge 30 ]' \
+		"a perf event a uprobe (34 here, the uprobes' alone since the syscall exits are raw tracepoints): $(tr '\n' ' ' <"$T/links")" || return 1
 	kill -INT "$GMT_PID"
 	wait_tracer || return 1
 	expect 'jq -e ".probes[] | select(.name == \"uprobes:gpu\") | .reason |

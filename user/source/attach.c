@@ -16,6 +16,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "gmt_syscalls.h"
 #include "gpumemtrace.skel.h"
 #include "gpulib.h"
 #include "linkset.h"
@@ -56,7 +57,46 @@ struct group {
 	/* a fallback: loaded (so the verifier checks it), attached only when
 	 * the group named here did not attach */
 	const char *fallback_for;
+	/* the system calls whose exits it takes (bits of enum gmt_sys): their
+	 * numbers are set in the sys_exit programs' rodata while it is on */
+	__u32 calls;
+	/* the earlier group whose sys_exit program takes its calls: it is on
+	 * and attached only with that one */
+	const char *rides_on;
 };
+
+/* each call's number on the arch built for, from its headers; -1 where
+ * the arch has none (arm64: dup2) */
+static const long sys_numbers[GMT_SYS_NR] = {
+	[GMT_SYS_MMAP] = SYS_mmap,
+	[GMT_SYS_MUNMAP] = SYS_munmap,
+	[GMT_SYS_MREMAP] = SYS_mremap,
+	[GMT_SYS_BRK] = SYS_brk,
+	[GMT_SYS_READ] = SYS_read,
+	[GMT_SYS_RECVFROM] = SYS_recvfrom,
+	[GMT_SYS_READV] = SYS_readv,
+	[GMT_SYS_RECVMSG] = SYS_recvmsg,
+	[GMT_SYS_WRITE] = SYS_write,
+	[GMT_SYS_SENDTO] = SYS_sendto,
+	[GMT_SYS_WRITEV] = SYS_writev,
+	[GMT_SYS_SENDMSG] = SYS_sendmsg,
+	[GMT_SYS_SENDFILE] = SYS_sendfile, /* sendfile64 on 64-bit arches */
+	[GMT_SYS_CLOSE] = SYS_close,
+	[GMT_SYS_SHUTDOWN] = SYS_shutdown,
+#ifdef SYS_close_range
+	[GMT_SYS_CLOSE_RANGE] = SYS_close_range,
+#else
+	[GMT_SYS_CLOSE_RANGE] = -1,
+#endif
+	[GMT_SYS_DUP3] = SYS_dup3,
+#ifdef SYS_dup2
+	[GMT_SYS_DUP2] = SYS_dup2,
+#else
+	[GMT_SYS_DUP2] = -1,
+#endif
+};
+
+#define CALL(c) (1u << GMT_SYS_##c)
 
 static bool has_btf_type(struct attach *a, const char *name, __u32 kind)
 {
@@ -149,8 +189,12 @@ static const char *fault_class_missing(struct attach *a)
 
 static const char *syscalls_missing(struct attach *a)
 {
-	if (!has_tracepoint(a, "syscalls", "sys_exit_mmap"))
-		return "syscall tracepoints are off in this kernel (CONFIG_FTRACE_SYSCALLS)";
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	return "system calls are told apart by number on x86-64 and arm64 only";
+#endif
+	if (!has_btf_type(a, "btf_trace_sys_exit", BTF_KIND_TYPEDEF))
+		return "the sys_exit raw tracepoint is not in the kernel BTF (kernel older than "
+		       "5.5, or without syscall tracepoints)";
 	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_pt_regs, NULL) <= 0)
 		return "reading syscall arguments at exit needs bpf_task_pt_regs (kernel 5.15)";
 	return NULL;
@@ -261,8 +305,6 @@ static const char *http_ends_missing(struct attach *a)
 
 	if (why)
 		return why;
-	if (!has_tracepoint(a, "syscalls", "sys_exit_close_range"))
-		return "this kernel has no close_range (5.9)";
 	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_for_each_map_elem, NULL) <=
 	    0)
 		return "ending a range of connections needs bpf_for_each_map_elem (5.13)";
@@ -275,7 +317,7 @@ static const char *dup2_missing(struct attach *a)
 
 	if (why)
 		return why;
-	if (!has_tracepoint(a, "syscalls", "sys_exit_dup2"))
+	if (sys_numbers[GMT_SYS_DUP2] < 0)
 		return "this architecture has no dup2 (dup3 stands in)";
 	return NULL;
 }
@@ -287,93 +329,122 @@ static const struct group groups[] = {
 	  { "tp_sched_process_exec", "tp_sched_process_fork", "tp_sched_process_exit",
 	    "tp_mm_exec_reset" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "signal:signal_deliver",
 	  "fatal signals: the crashing thread's stack",
 	  signal_missing,
 	  { "tp_signal_deliver" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "kmem:rss_stat",
 	  "RSS by member (anon, file, shmem, swap)",
 	  rss_missing,
 	  { "tp_rss_stat" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "exceptions:page_fault_user",
 	  "page faults; the stacks of sampled first touches of anonymous memory",
 	  fault_missing,
 	  { "tp_page_fault_user", "tp_page_fault_kernel" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "fexit:handle_mm_fault",
 	  "page fault classes (anon, file, device)",
 	  fault_class_missing,
 	  { "fexit_handle_mm_fault" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "syscalls:mmap/munmap/mremap/brk",
 	  "mappings, brk heap, stacks of large anonymous mmaps",
 	  syscalls_missing,
-	  { "tp_sys_exit_mmap", "tp_sys_exit_munmap", "tp_sys_exit_mremap", "tp_sys_exit_brk" },
+	  { "tp_mm_sys_exit" },
 	  false,
+	  NULL,
+	  CALL(MMAP) | CALL(MUNMAP) | CALL(MREMAP) | CALL(BRK),
 	  NULL },
 	{ "uprobes:gpu",
 	  "GPU API allocations, llama.cpp decode calls",
 	  gpu_missing,
 	  { "gpu_enter", "gpu_return", "llama_enter", "llama_return", "llama_mark", "llama_state" },
 	  true,
+	  NULL,
+	  0,
 	  NULL },
 	{ "syscalls:http",
 	  "HTTP/1.1 requests: method, path, status, timing",
 	  http_missing,
-	  { "tp_req_read", "tp_req_recvfrom", "tp_req_readv", "tp_req_recvmsg", "tp_req_write",
-	    "tp_req_sendto", "tp_req_writev", "tp_req_sendmsg", "tp_req_sendfile", "tp_req_close",
-	    "tp_req_shutdown" },
+	  { "tp_req_sys_exit" },
 	  false,
+	  NULL,
+	  CALL(READ) | CALL(RECVFROM) | CALL(READV) | CALL(RECVMSG) | CALL(WRITE) | CALL(SENDTO) |
+		  CALL(WRITEV) | CALL(SENDMSG) | CALL(SENDFILE) | CALL(CLOSE) | CALL(SHUTDOWN),
 	  NULL },
 	{ "syscalls:http-ends",
 	  "HTTP connections ended by close_range, dup3 or the process's exit",
 	  http_ends_missing,
-	  { "tp_req_close_range", "tp_req_dup3", "tp_req_exit" },
+	  { "tp_req_exit" },
 	  false,
-	  NULL },
+	  NULL,
+	  CALL(CLOSE_RANGE) | CALL(DUP3),
+	  "syscalls:http" },
 	{ "syscalls:dup2",
 	  "HTTP connections ended by dup2",
 	  dup2_missing,
-	  { "tp_req_dup2" },
+	  {},
 	  false,
-	  NULL },
+	  NULL,
+	  CALL(DUP2),
+	  "syscalls:http" },
 	{ "fentry:ttm",
 	  "kernel GPU buffers: create, move (VRAM, GTT, system), free",
 	  ttm_missing,
 	  { "ttm_create", "ttm_move_enter", "ttm_move_exit", "ttm_release" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "fentry:ttm_mem_evict_first",
 	  "evictions, hops through GTT as one (up to 6.8)",
 	  evict_first_missing,
 	  { "ttm_evict_first_enter", "ttm_evict_first_exit" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "fentry:ttm_bo_evict",
 	  "evictions, hops through GTT as one (6.9 and later)",
 	  bo_evict_missing,
 	  { "ttm_bo_evict_enter", "ttm_bo_evict_exit" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "amdgpu:amdgpu_bo_create",
 	  "amdgpu buffers' preferred and allowed domains",
 	  amdgpu_missing,
 	  { "tp_amdgpu_bo_create" },
 	  false,
+	  NULL,
+	  0,
 	  NULL },
 	{ "amdgpu:amdgpu_bo_move",
 	  "amdgpu buffer moves, without the evict flag (fentry refused)",
 	  amdgpu_missing,
 	  { "tp_amdgpu_bo_move" },
 	  false,
-	  "fentry:ttm" },
+	  "fentry:ttm",
+	  0,
+	  NULL },
 };
 
 #define NR_GROUPS (sizeof(groups) / sizeof(groups[0]))
@@ -549,17 +620,46 @@ static bool forced(const char *name)
 	return false;
 }
 
-/* decide what loads: a group whose kernel feature is missing does not */
-static void plan_groups(struct attach *a, const char **why)
+static size_t group_named(const char *name)
 {
+	size_t g;
+
+	for (g = 0; g < NR_GROUPS; g++)
+		if (!strcmp(groups[g].name, name))
+			return g;
+	return NR_GROUPS;
+}
+
+/* decide what loads: a group whose kernel feature is missing, or that the
+ * kernel refused (`refused`, its reason), does not; nor one that rides on
+ * a group that does not. The sys_exit programs take the calls of the
+ * groups that are on, by number. */
+static void plan_groups(struct attach *a, const char **why, char (*refused)[240])
+{
+	volatile __u64 *want;
 	struct bpf_program *p;
-	size_t g, i;
+	size_t g, i, r;
+	long nr;
 
 	for (g = 0; g < NR_GROUPS; g++) {
-		why[g] = forced(groups[g].name) ? NULL : groups[g].missing(a);
+		why[g] = refused[g][0]		? refused[g] :
+			 forced(groups[g].name) ? NULL :
+						  groups[g].missing(a);
+		r = groups[g].rides_on ? group_named(groups[g].rides_on) : NR_GROUPS;
+		if (!why[g] && r < g && why[r])
+			why[g] = why[r];
 		for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
 			if ((p = prog(a, groups[g].progs[i])))
 				bpf_program__set_autoload(p, !why[g]);
+		for (i = 0; i < GMT_SYS_NR; i++) {
+			nr = sys_numbers[i];
+			if (why[g] || !(groups[g].calls >> i & 1) || nr < 0 || nr >= GMT_SYS_MAX)
+				continue;
+			a->skel->rodata->sys_nr[i] = nr;
+			want = i < GMT_SYS_READ ? a->skel->rodata->mm_sys_want :
+						  a->skel->rodata->req_sys_want;
+			want[nr / 64] |= 1ull << (nr % 64);
+		}
 	}
 }
 
@@ -589,6 +689,17 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 
 		if (p && p->status == GMT_PROBE_ATTACHED)
 			return;
+	}
+	if (groups[g].rides_on) {
+		const struct gmt_probe *p = find_probe(a, groups[g].rides_on);
+
+		if (!p || p->status != GMT_PROBE_ATTACHED) {
+			snprintf(reason, sizeof(reason),
+				 "its calls are taken by the program of %s, which did not attach",
+				 groups[g].rides_on);
+			add_probe(a, GMT_PROBE_FAILED, groups[g].name, groups[g].what, reason);
+			return;
+		}
 	}
 	if (groups[g].manual) {
 		a->manual_ready = true;
@@ -657,17 +768,6 @@ static size_t group_of(const char *name)
 			if (!strcmp(groups[g].progs[i], name))
 				return g;
 	return NR_GROUPS;
-}
-
-static void skip_group(struct attach *a, size_t g, const char **why, const char *reason)
-{
-	struct bpf_program *p;
-	size_t i;
-
-	why[g] = reason;
-	for (i = 0; i < MAX_PROGS && groups[g].progs[i]; i++)
-		if ((p = prog(a, groups[g].progs[i])))
-			bpf_program__set_autoload(p, false);
 }
 
 static int open_and_load(struct attach *a, const struct attach_opts *o, const char **why,
@@ -778,10 +878,7 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 		find_amdgpu_destroy((__u64 *)a->skel->rodata->amdgpu_destroy);
 	a->skel->rodata->wakeup_bytes = ringbuf / 4;
 	bpf_map__set_max_entries(a->skel->maps.events, ringbuf);
-	plan_groups(a, why);
-	for (g = 0; g < NR_GROUPS; g++)
-		if (refused[g][0])
-			skip_group(a, g, why, refused[g]);
+	plan_groups(a, why, refused);
 	/* decided before load: a program loaded for one kind of uprobe link
 	 * cannot be put in the other */
 	g = group_of("gpu_enter");

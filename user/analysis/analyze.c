@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Shape analysis: owns the statistics that call a series steady, a step, a
+ * leak, a bounded cache, settled or growing: block means' drift t, a sign
+ * test of the steps, the step and plateau searches, Theil-Sen, Kendall.
+ * Scale-free: a change is real at 4 noise deviations, and only the caller's
+ * "material" is in bytes. Past 512 points a series is judged as bin means,
+ * since the step and plateau searches are quadratic. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Categories: owns the list of where one process's memory lives (host RSS,
+ * each GPU API's kinds, kernel buffers, the drivers' counters), their names
+ * and order, each one's level at a moment, and what would bound its growth
+ * (a cgroup limit or the host's RAM and swap, a Vulkan heap, the GPU's free
+ * memory by NVML or cuMemGetInfo). The verdicts, the per-request table and
+ * the live view share it. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

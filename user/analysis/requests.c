@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Requests: owns the one rule for what a request did to memory, which both
+ * reports' per-request table and the live view's panel use: each level at
+ * its end less its level at its start (anonymous RSS, GPU API memory that
+ * holds memory, VRAM and GTT buffers). */
 #include <string.h>
 #include "requests.h"
 

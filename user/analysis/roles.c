@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Roles: owns the table of llama.cpp, ggml and CUDA frames that say what
+ * memory is for. A caller's frame (create_checkpoint) decides wherever it is
+ * in the stack; otherwise the innermost frame that names a role does. */
 #include <string.h>
 #include "roles.h"
 

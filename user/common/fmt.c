@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Formatting: owns how sizes, deltas, protections, times, flags and
+ * columns are written for the reports and the live view, and fmt_clean,
+ * which turns what a target names into printable UTF-8 at the model's door,
+ * so that it can neither drive a terminal nor break a JSON reader. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

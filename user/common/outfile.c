@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Output files: owns how every file the tracer writes (as root, where
+ * others may write too) is made: new (O_EXCL), never through a symlink, mode
+ * 0600. What is there is replaced only when it is the operator's own regular
+ * file of one link, and then unlinked, never truncated, so that whoever
+ * holds it open does not read the new run. Also outfile__dir's directories. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

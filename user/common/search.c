@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Search: owns the one binary search (series, runs, symbols), over arrays
+ * sorted by a 64-bit key at an offset in each element; the key is copied
+ * out, since it need not be aligned. */
 #include <string.h>
 #include "search.h"
 

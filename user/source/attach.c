@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Attach: owns the target's start (a command forked and held before exec
+ * until the probes are in) and the BPF programs, in groups: each group's
+ * kernel feature probed, loaded (again without a group the kernel refuses,
+ * then listed as skipped with why), attached, and told as a probe record.
+ * At the end the tracepoints' links go from a thread of their own
+ * (attach__stop); the GPU uprobes go in attach__free, all at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* CFI check: owns the bounded decoder that walks every .eh_frame and
+ * .debug_frame entry libdw would read, and .eh_frame_hdr's table, and the
+ * copy of a file's loaded program headers and those sections into a memfd,
+ * which is all libdw is given: libdw (0.188) trusts CFI, and a target's CFI
+ * is hostile input (cfi_check.h says what libdw would do with it). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>

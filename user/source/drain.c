@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Drain: owns the reader thread of the kernel's ring buffer, the queue it
+ * copies records into (swapped under a lock; past DRAIN_QUEUE_MAX, records
+ * are dropped and counted by source) and the eventfd that wakes the main
+ * loop. The main loop empties the ring buffer too before each batch, one
+ * reader at a time, so what it takes is every record up to then, in order. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* ELF symbols for uprobes: owns elfsym__begin, the one way a target's ELF
+ * files are read (pread, never mapped, tables bounded by ELFSYM_TABLE_MAX),
+ * and the lookup of where named functions start (.dynsym first, then
+ * .symtab), as the file offsets a uprobe is put at. */
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>

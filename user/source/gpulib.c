@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* GPU libraries: owns every file looked at (by device and inode, once),
+ * what its exports say it is (Vulkan loader or driver, CUDA, HIP, llama.cpp,
+ * mtmd) and the uprobes put on it: a link per program with uprobe_multi,
+ * else uprobes per function. Vulkan drivers are asked by the
+ * gpumemtrace-vkinfo helper without waiting, so events go on being read;
+ * llama.cpp's per-token calls are probed as --token-probes says. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* GPU probe cookies: owns the table of how bpf/gpuapi.bpf.c reads each GPU
+ * API function's arguments (its shape), by name, packed with the function's
+ * api, index, operation and kind into its BPF cookie. The names the stream
+ * keeps are stream/gpufuncs.c's; this is the source's side. */
 #include <string.h>
 #include "gpuprobes.h"
 #include "stream/gpufuncs.h"

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Link sets: owns the BPF links held to be destroyed together (libbpf's,
+ * and bare uprobe_multi link fds) and their destruction, a thread a link
+ * (up to 64), at once: each detach may wait a grace period in the kernel, and
+ * waited together those waits overlap instead of adding up. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

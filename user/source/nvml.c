@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* NVML: owns the gpumemtrace-nvml helper found beside the binary, which
+ * reads the host's NVML, and the lines spoken over its stdin and stdout
+ * ("s" asks; "dev" and "proc" lines answer until "end"), turned into a
+ * GMT_EV_NVML record per device and traced process. A helper that is gone
+ * or silent for 3 s is stopped for good. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

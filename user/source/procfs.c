@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* /proc: owns the small reads of /proc/PID (status, cmdline with secrets
+ * redacted, the environment's memory settings, DRM fdinfo, code ranges),
+ * the one parser of maps lines, and procfs__open_as, the one way a target's
+ * files are opened: in its root, with its file credentials, taken by a
+ * short-lived thread alone (glibc's setgroups would change every thread's),
+ * without blocking, regular files only, each refusal said once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Symbolizer: owns each process's code mappings (kept past its exit) and
+ * each ELF file's function symbols, shared by device and inode; resolved at
+ * record time so that a replay elsewhere shows the same frames. Symbols come
+ * from .symtab, else a separate debug file (build id, .gnu_debuglink), else
+ * .dynsym; the files are the very ones mapped, read as the target may. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>

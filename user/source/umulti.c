@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* uprobe_multi links: owns the raw bpf(BPF_LINK_CREATE) call that makes
+ * one (libbpf 1.1 cannot) and the once-per-run probe of whether this kernel
+ * has them with a pid filter that keeps a whole process; where it does not,
+ * the programs are loaded for a perf event per uprobe instead. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

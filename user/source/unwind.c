@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* CFI unwinding: owns a libdwfl session per process (its modules as the
+ * symbolizer last read them, so stacks unwind after the process exits) and
+ * the callbacks through which libdwfl reads only the slice of stack BPF
+ * sent, bounded by offsets from sp. libdwfl gets cfi_check's checked copy of
+ * each file's CFI, never the file; a refused module is left to frame
+ * pointers. */
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Dump: owns `replay --events`, the stream printed one JSON object per
+ * record and line, times from the first event, as perf script prints a
+ * perf.data file. Text fields of the wire go through fmt_clean. */
 #include <json-c/json.h>
 #include "common/json_util.h"
 #include <stdlib.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* GPU functions: owns the table of probed GPU API functions whose index is
+ * the stream's gmt_gpu_call.func (append only, so old files keep their
+ * names), with each one's API, operation and kind, and the names of APIs,
+ * kinds and result codes for the reports and the dump. */
 #include <stdio.h>
 #include "gpufuncs.h"
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Top layout: owns the live view's screen as text: the header, the probes
+ * and the verdicts, then the memory, requests and events panels sharing the
+ * rows left (or the help), then the footer; and the one plain line for a
+ * log or a pipe. No curses here, so it is unit tested and the plain-lines
+ * mode shares it. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

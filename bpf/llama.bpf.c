@@ -260,15 +260,21 @@ static __always_inline void scan_batch(struct gmt_decode *e, const struct llama_
 	e->nr_seqs = n;
 }
 
+/* a mask over the sequences' bytes (GMT_DECODE_SEQS of them), a multiple of 8 */
+#define TAIL_MASK 0x1f8
+_Static_assert(GMT_DECODE_SEQS * sizeof(struct gmt_decode_seq) <= TAIL_MASK,
+	       "the sequences fit under the mask");
+
 SEC("uretprobe")
 int llama_return(struct pt_regs *ctx)
 {
-	__u64 size =
-		sizeof(struct gmt_decode) + GMT_DECODE_SEQS * sizeof(struct gmt_decode_seq) + 8;
+	/* room for the sequences and the context after them, as far as the
+	 * mask below lets the verifier see it (sequences: 384 bytes at most) */
+	__u64 size = sizeof(struct gmt_decode) + TAIL_MASK + sizeof(__u64);
 	struct llama_frames *l;
 	struct gmt_decode *e;
 	__u64 ts, cookie;
-	__u32 d, n;
+	__u32 d, n, off;
 
 	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -298,12 +304,12 @@ int llama_return(struct pt_regs *ctx)
 		e->embd = l->f[d].b.embd != 0;
 		scan_batch(e, &l->f[d].b);
 	}
-	n = e->nr_seqs;
-	if (n > GMT_DECODE_SEQS)
-		n = GMT_DECODE_SEQS;
-	/* the context after the sequences (see gmt_events.h) */
-	*(__u64 *)((void *)e->seqs + n * sizeof(struct gmt_decode_seq)) = l->f[d].lctx;
-	e->hdr.len = sizeof(*e) + n * sizeof(struct gmt_decode_seq) + 8;
+	/* the context after the sequences (see gmt_events.h); masked where
+	 * the verifier sees it (6.1 loses a bound checked on a copy) */
+	n = e->nr_seqs < GMT_DECODE_SEQS ? e->nr_seqs : GMT_DECODE_SEQS;
+	off = SIZE(n * sizeof(struct gmt_decode_seq), TAIL_MASK);
+	*(__u64 *)((void *)e->seqs + off) = l->f[d].lctx;
+	e->hdr.len = sizeof(*e) + off + sizeof(__u64);
 	gmt_submit(e);
 	return 0;
 }

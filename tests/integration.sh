@@ -611,7 +611,7 @@ test_format_is_clean() {
 test_layering_is_one_way() {
 	local out
 	out=$("$ROOT/tests/layering.sh" 2>&1)
-	expect "[ $? = 0 ]" "no backwards include in user/: $out"
+	expect "[ $? = 0 ]" "no backwards include in user/: $out" || return 1
 	cp -r "$ROOT/user" "$T/user"
 	printf '#include "report/report.h"\n' >>"$T/user/model/model_bo.c"
 	printf '#include "source/procfs.h"\n' >>"$T/user/model/model_req.c"
@@ -1468,13 +1468,19 @@ test_runner_fails_fast_with_the_reason() {
 		test_unmarked_error() {
 			ls /nonexistent-gmt-dir || return 1
 		}
+		test_went_on_past_a_failed_expectation() {
+			expect '[ 1 = 2 ]' "one is two"
+			true
+		}
 	TESTS
 	t0=$SECONDS
 	GMT_TEST_FILES="$T/t.sh" GMT_TEST_TIMEOUT=60 timeout 90 "$ROOT/tests/run.sh" test_ \
 		>"$T/out" 2>&1
 	expect '(( SECONDS - t0 < 30 ))' "the run ended in $((SECONDS - t0)) s, not at the 60 s limit" ||
 		return 1
-	expect 'grep -q "^0 passed, 3 failed, 0 skipped" "$T/out"' '@$(tail -3 "$T/out")' || return 1
+	expect 'grep -q "^0 passed, 4 failed, 0 skipped" "$T/out"' '@$(tail -3 "$T/out")' || return 1
+	expect 'grep -q "^# an expectation above failed, though the test went on" "$T/out"' \
+		'@$(cat "$T/out")' || return 1
 	expect 'grep -q "^# the program (pid [0-9]*) ended before it was ready" "$T/out" &&
 		grep -q "^#   the program cannot start: no such library" "$T/out"' '@$(cat "$T/out")' || return 1
 	expect 'grep -q "^# the workload (pid [0-9]*) ended before it was ready" "$T/out" &&

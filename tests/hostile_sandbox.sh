@@ -1,7 +1,7 @@
 # What a Vulkan driver planted in a target's file system may try from inside
 # gpumemtrace's helper (gpumemtrace-vkinfo), which loads the drivers it finds
 # to ask them for their entry points (issue 32): sourced by tests/run.sh
-# after tests/lib.sh and tests/integration.sh.
+# after tests/lib.sh and the other topic files.
 
 # sandbox_driver DIR MODE [CFLAGS...]: DIR/drv/libvk_MODE.so, a "driver"
 # that acts only when the helper loads it (never in the target). MODE probe:

@@ -1,6 +1,6 @@
 # What a traced process's call frame information, and a trace file given
 # to replay, may try against the tracer (issue 32): sourced by tests/run.sh
-# after tests/lib.sh and tests/integration.sh.
+# after tests/lib.sh and the other topic files.
 
 # hostile_unwind_target DIR: DIR/hostile-unw, a program whose functions
 # touch fresh anonymous memory under CFI that says the return address (or

@@ -1,4 +1,5 @@
-# helpers for tests/integration.sh; $ROOT is the project, $T a fresh temp dir
+# helpers for the tests (tests/run.sh sources this, then every topic file); $ROOT is
+# the project, $T a fresh temp dir
 GMT=$ROOT/gpumemtrace
 WL=$ROOT/.output/tests/workload
 MIB=$((1 << 20))

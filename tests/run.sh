@@ -42,16 +42,19 @@ run_unit() { # run_unit BINARY TAG: subtests become unit_TAGname
 run_unit "$ROOT/.output/tests/unit" ""
 run_unit "$ROOT/.output/tests/unit-asan" asan_
 
-# integration tests: each function test_* in tests/integration.sh, in its own
-# shell and temporary directory, with a time limit so a hang is a failure
+# integration tests: each function test_* of the topic files below, in its
+# own shell and temporary directory, with a time limit so a hang is a failure
 # GMT_TEST_FILES, GMT_TEST_TIMEOUT: other test files and time limit (the
 # runner's own test uses them)
 if [ -n "${GMT_TEST_FILES:-}" ]; then
 	read -r -a files <<<"$GMT_TEST_FILES"
 else
-	# tests/hostile_*.sh: what a hostile target or client tries (issue 32)
-	files=("$ROOT/tests/integration.sh" "$ROOT/tests/scenarios.sh" "$ROOT/tests/server.sh"
-		"$ROOT/tests/export.sh")
+	# a file a topic (docs/testing.md); tests/hostile_*.sh: what a hostile
+	# target or client tries (issue 32)
+	files=()
+	for f in project process crash tracefile view gpu kernels requests scenarios server export; do
+		files+=("$ROOT/tests/$f.sh")
+	done
 	for f in "$ROOT"/tests/hostile_*.sh; do [ -e "$f" ] && files+=("$f"); done
 fi
 export GMT_TEST_FILES="${files[*]}"

@@ -319,20 +319,22 @@ test_server_startup_out_of_device_memory() {
 test_server_startup_abort_is_a_verdict() {
 	need_llama_server || return 1
 	need_lavapipe
+	local f
 	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
-	"$GMT" -- sh -c 'ulimit -v 3000000; exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
+	"$GMT" --json -- sh -c 'ulimit -v 3000000; exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
 		env GGML_VK_VISIBLE_DEVICES=0 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --port 0 \
-		--no-warmup -np 1 -c 2000000 -ngl 99 >"$T/r.txt" 2>"$T/gmt.err" || return 1
+		--no-warmup -np 1 -c 2000000 -ngl 99 >"$T/gmt.out" 2>"$T/gmt.err" || return 1
 	expect 'grep -q "ggml_abort\|GGML_ASSERT\|pre-allocated tensor" "$T/server.log"' \
 		"the server aborted: $(grep -v '^#' "$T/server.log" | tail -3)" || return 1
-	expect 'sed -n "/^Verdicts/,/^$/p" "$T/r.txt" | grep -q "EXITED"' \
-		"a verdict: $(sed -n '/^Verdicts/,/^$/p' "$T/r.txt")" || return 1
-	expect 'sed -n "/^Verdicts/,/^$/p" "$T/r.txt" | grep -q "killed by SIGABRT .*before it served any request"' \
-		"with the signal, during start-up" || return 1
-	# a server that served nothing has no prompt cache to advise on; on
-	# lavapipe its Vulkan memory is host memory, and is not called flat
-	expect '! grep -q -- "--cache-ram\|stayed flat" "$T/r.txt"' \
-		"no advice on the prompt cache: $(grep -- "--cache-ram\|stayed flat" "$T/r.txt")"
+	f=$(jq -c '[.findings[] | select(.kind == "exit")][0]' "$T/gmt.out")
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$(jqr .signal <<<"$f")" = 6 ] && [ "$(jqr ".processes[0].requests | length" "$T/gmt.out")" = 0 ]' \
+		"an exit verdict, SIGABRT, before any request: $(jq -c '[.signal, .reasons]' <<<"$f")" || return 1
+	# a server that served nothing has no prompt cache to advise on, nor
+	# lavapipe's flat host memory to point out (host_not_gpu)
+	expect '[ "$(jq -c "[.findings[] | (.reasons + .evidence_codes)[] |
+		select(startswith(\"cache_\") or . == \"host_not_gpu\")]" "$T/gmt.out")" = "[]" ]' \
+		"no cache advice, no flat host memory: $(jq -c '[.findings[] | [.kind, .category, .reasons, .evidence_codes]]' "$T/gmt.out")"
 }
 
 # scenario 5 as reported: -np 4 and no -c, so --fit gives each slot the

@@ -57,9 +57,15 @@ static void api_categories(const struct model_proc *p, struct category *out, siz
 			if (!st->allocs || (!graphs && !model_gpu__holds_memory(k)))
 				continue;
 			snprintf(name, sizeof(name), "%s_%s", api_key(a), kind_key(k));
-			snprintf(text, sizeof(text),
-				 graphs ? "%s live graph executables" : "%s %s memory",
-				 gpufuncs__api_name(a), gpufuncs__kind_name(k));
+			/* the kind of no known type is "memory" itself: not said twice */
+			if (graphs)
+				snprintf(text, sizeof(text), "%s live graph executables",
+					 gpufuncs__api_name(a));
+			else if (!strcmp(gpufuncs__kind_name(k), "memory"))
+				snprintf(text, sizeof(text), "%s memory", gpufuncs__api_name(a));
+			else
+				snprintf(text, sizeof(text), "%s %s memory", gpufuncs__api_name(a),
+					 gpufuncs__kind_name(k));
 			c = next(out, n, max, name, text, graphs ? CAT_COUNT : CAT_API,
 				 graphs ? &st->counts : &st->series);
 			if (!c)

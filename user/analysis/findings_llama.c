@@ -10,6 +10,14 @@
 #define MIB (1024.0 * 1024)
 
 /* host growth that is still going: where the prompt cache would stop it */
+/* the room the process had left when the cache would take more, and whose
+ * limit that was (1: its cgroup's, 0: the machine's available memory) */
+static void oom_room(struct finding *f, double room, const char *what)
+{
+	finding__num(f, "oom_room_bytes", room);
+	finding__num(f, "oom_by_cgroup", what == category_cgroup_limit);
+}
+
 static void growing(const struct model *m, const struct model_proc *p, const struct judged *j,
 		    const struct llama_conf *c, struct finding *f)
 {
@@ -45,6 +53,7 @@ static void growing(const struct model *m, const struct model_proc *p, const str
 		avail = NAN;
 	if (isfinite(avail) && left > avail) {
 		finding__num(f, "requests_to_oom", floor(avail / step));
+		oom_room(f, avail, what);
 		SAY(f, M_CACHE_OOM_FIRST, .more = left, .available = avail,
 		    .requests = floor(avail / step), .by_cgroup = what == category_cgroup_limit);
 	}
@@ -164,6 +173,7 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 	/* what the process may still use: its cgroup's limit, or the host's */
 	if (category__host_room(m, p, &room, &what) && limit - s->entry_bytes > room) {
 		finding__num(f, "requests_to_oom", floor(room / step));
+		oom_room(f, room, what);
 		SAY(f, M_CACHE_OOM_FIRST, .more = limit - s->entry_bytes, .available = room,
 		    .requests = floor(room / step), .by_cgroup = what == category_cgroup_limit);
 	}

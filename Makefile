@@ -14,7 +14,8 @@ USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # modules that need neither BPF nor the skeleton: unit tests link these
 CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
-	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/targets.o \
+	$(OUTPUT)/user/source/collect.o $(OUTPUT)/user/source/session.o \
+	$(OUTPUT)/user/source/gpuapi.o $(OUTPUT)/user/source/targets.o \
 	$(OUTPUT)/user/source/bpfmaps.o $(OUTPUT)/user/source/samples.o \
 	$(OUTPUT)/user/source/stacks.o $(OUTPUT)/user/source/drain.o $(OUTPUT)/user/source/gpulib.o $(OUTPUT)/user/source/nvml.o \
 	$(OUTPUT)/user/source/linkset.o $(OUTPUT)/user/source/umulti.o \
@@ -70,8 +71,8 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h bpf/gmt_syscalls.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(OUTPUT)/user/source/attach.o $(OUTPUT)/user/source/collect.o \
-	$(OUTPUT)/user/source/bpfmaps.o: $(OUTPUT)/gpumemtrace.skel.h
+$(OUTPUT)/user/source/attach.o $(OUTPUT)/user/source/session.o \
+	$(OUTPUT)/user/source/gpuapi.o $(OUTPUT)/user/source/bpfmaps.o: $(OUTPUT)/gpumemtrace.skel.h
 
 # Perfetto's messages (proto/perfetto.proto), encoded by protobuf-c
 $(OUTPUT)/proto/perfetto.pb-c.c $(OUTPUT)/proto/perfetto.pb-c.h &: proto/perfetto.proto

@@ -13,7 +13,7 @@
 // Qwen3-VL-style pair (M-RoPE; the qwen3vl_merger projector; report 1). Names and shapes: src/models/*.cpp,
 // src/llama-arch.cpp, tools/mtmd/clip.cpp and clip-impl.h.
 //   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd 256] [--layers 2]
-//        [--ff 512] [--ctx 512] [--state 16] [--seed 1]
+//        [--ff 512] [--ctx 512] [--state 16] [--seed 1] [--ascii]
 import { writeFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
@@ -26,7 +26,7 @@ const ai = args.indexOf("--arch");
 const arch = ai >= 0 ? args[ai + 1] : "llama";
 const arches = ["llama", "mamba2", "qwen35", "gemma3", "gemma3-mmproj", "qwen3vl", "qwen3vl-mmproj"];
 if (!out || !arches.includes(arch)) {
-	console.error(`usage: tiny-gguf.mjs OUT.gguf [--arch ${arches.join("|")}] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N]`);
+	console.error(`usage: tiny-gguf.mjs OUT.gguf [--arch ${arches.join("|")}] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N] [--ascii]`);
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
@@ -46,10 +46,15 @@ const isClip = arch.endsWith("-mmproj");
 const qvl = arch === "qwen3vl-mmproj";
 let seed = opt("seed", 1) >>> 0 || 1;
 
-// vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback)
+// vocabulary: <unk> <s> </s>, then <0x00>..<0xFF> (byte fallback); with
+// --ascii only tab, newline and the printable ASCII bytes, so that whatever
+// random weights sample is text (llama.cpp's own suite parses answers)
+const ascii = args.includes("--ascii");
 const tokens = ["<unk>", "<s>", "</s>"];
 const types = [2, 3, 3]; // unknown, control, control
 for (let b = 0; b < 256; b++) {
+	if (ascii && !(b === 9 || b === 10 || (b >= 32 && b < 127)))
+		continue;
 	tokens.push("<0x" + b.toString(16).toUpperCase().padStart(2, "0") + ">");
 	types.push(6); // byte
 }

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""llama.cpp's server suite run twice (tools/llama-suite.sh), judged by what
+the suite itself saw: each test's outcome untraced and traced (JUnit XML),
+and, for the traced run, each server the suite started and each request its
+clients got an answer to (suite_plugin.py's log) against gpumemtrace's
+recordings of that server (`replay --json` of the pid's files).
+
+  judge.py UNTRACED.xml TRACED.xml SUITE_LOG RECORDINGS_DIR GPUMEMTRACE
+
+Prints a table and a summary; exits 1 when a test's outcome changed, a
+server was not found, or a request was not counted."""
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+
+def outcomes(path):
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        kind = "passed"
+        for child in case:
+            if child.tag in ("failure", "error"):
+                kind = "failed"
+            elif child.tag == "skipped":
+                kind = "skipped"
+        out[name] = kind
+    return out
+
+
+def replay(gmt, files):
+    reqs, first, start = [], None, None
+    for f in sorted(files):
+        r = subprocess.run([gmt, "replay", "--json", f], capture_output=True, text=True)
+        if r.returncode != 0:
+            continue
+        rep = json.loads(r.stdout)
+        for p in rep.get("processes", []):
+            reqs += [(q["method"], q["path"], q["status"]) for q in p.get("requests", [])]
+            if p.get("traced_from_s") is not None and first is None:
+                first = p["traced_from_s"]
+    return reqs, first
+
+
+def main():
+    untraced, traced = outcomes(sys.argv[1]), outcomes(sys.argv[2])
+    log = [json.loads(line) for line in open(sys.argv[3])]
+    rdir, gmt = sys.argv[4], sys.argv[5]
+    bad = []
+    changed = sorted(n for n in untraced if n in traced and untraced[n] != traced[n])
+    for n in changed:
+        bad.append(f"{n}: {untraced[n]} untraced, {traced[n]} traced")
+    tally = collections.Counter(traced.values())
+    servers = [r for r in log if r["ev"] == "server"]
+    by_port = collections.defaultdict(list)
+    for r in log:
+        if r["ev"] == "request" and r.get("port"):
+            by_port[r["port"]].append(r)
+    sent = counted = found = 0
+    kinds = collections.Counter()
+    kinds_counted = collections.Counter()
+    lag = []
+    # a port is reused by the next test's server: a server's requests are
+    # those to its port between its start and the next server's on it
+    starts = collections.defaultdict(list)
+    for s in servers:
+        starts[s["port"]].append(s)
+    for port, ss in starts.items():
+        ss.sort(key=lambda s: s["t"])
+        for i, s in enumerate(ss):
+            until = ss[i + 1]["t"] if i + 1 < len(ss) else float("inf")
+            # its readiness polls come before start() returns: from the
+            # previous server's end on this port
+            since = ss[i - 1]["t"] if i else 0
+            mine = [r for r in by_port[port] if since < r["t"] <= until and r["status"] > 0]
+            files = glob.glob(os.path.join(rdir, f"*.{s['pid']}.gmt")) + \
+                glob.glob(os.path.join(rdir, f"*.{s['pid']}.*.gmt"))
+            got, first = replay(gmt, files) if files else ([], None)
+            found += bool(files)
+            if first is not None:
+                lag.append(first)
+            want = collections.Counter((r["method"], r["path"]) for r in mine)
+            have = collections.Counter((m, p) for m, p, _ in got)
+            sent += sum(want.values())
+            for k, n in want.items():
+                kinds[k[1]] += n
+                c = min(n, have.get(k, 0))
+                kinds_counted[k[1]] += c
+                counted += c
+            if not files:
+                bad.append(f"server pid {s['pid']} ({s['test']}): no recording")
+            elif want - have:
+                bad.append(f"server pid {s['pid']} ({s['test']}): not counted "
+                           f"{dict(want - have)}")
+    print("| path | requests answered (the suite's clients) | counted by gpumemtrace |")
+    print("|---|---|---|")
+    for k, n in kinds.most_common():
+        print(f"| {k} | {n} | {kinds_counted[k]} |")
+    lag.sort()
+    med = lag[len(lag) // 2] if lag else None
+    print(f"\ntests: {len(traced)} ({dict(tally)}); outcomes changed by tracing: {len(changed)}; "
+          f"servers {len(servers)}, found {found}; requests answered {sent}, counted {counted}"
+          f"{f'; traced from, median {med:.3f} s after start' if med is not None else ''}")
+    for b in bad[:40]:
+        print("# " + b)
+    if len(bad) > 40:
+        print(f"# ... {len(bad) - 40} more")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

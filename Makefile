@@ -101,9 +101,11 @@ gpumemtrace-nvml: helper/nvml.c
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
 
-$(OUTPUT)/tests/unit: tests/unit.c bench/series.c $(CORE_OBJS) | $(OUTPUT)/tests
+# the unit tests: one binary, a file a topic (tests/unit/)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+$(OUTPUT)/tests/unit: $(UNIT_SRCS) tests/unit/unit.h bench/series.c $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lelf -ljson-c -liberty -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Ibench $(filter-out %.h,$^) -lelf -ljson-c -liberty -lz -lm -o $@
 
 # writes the docs/scenarios.md cases and controls as trace files
 $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
@@ -111,10 +113,11 @@ $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # the same unit tests under AddressSanitizer and UBSan
-$(OUTPUT)/tests/unit-asan: tests/unit.c bench/series.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
+$(OUTPUT)/tests/unit-asan: $(UNIT_SRCS) tests/unit/unit.h bench/series.c \
+		$(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) -Ibench $^ \
+		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) -Ibench $(filter-out %.h,$^) \
 		-lelf -ljson-c -liberty -lz -lm -o $@
 
 # the fuzzer over the trace-file reader, the model and the reports
@@ -216,7 +219,7 @@ llama-server: e2e-deps
 	$(Q)tools/llama-server.sh >/dev/null
 
 test: deps e2e-deps llama-server
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
@@ -228,7 +231,7 @@ run: deps e2e-deps llama-server
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c tests/fake/*.c helper/*.c tools/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c tests/unit/*.c tests/unit/*.h tests/fake/*.c helper/*.c tools/*.c
 
 clean:
 	$(call msg,CLEAN)

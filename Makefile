@@ -102,21 +102,40 @@ gpumemtrace-nvml: helper/nvml.c
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
 
-$(OUTPUT)/tests/unit: tests/unit.c bench/series.c $(CORE_OBJS) | $(OUTPUT)/tests
+# the unit tests: one binary, a file a topic (tests/unit/), an object each,
+# so that changing one topic compiles that file alone
+UNIT_SRCS := $(wildcard tests/unit/*.c) bench/series.c
+UNIT_HDRS := tests/unit/unit.h bench/series.h bpf/timings_parse.bpf.h $(USER_HDRS) \
+	bpf/gmt_events.h bpf/gmt_syscalls.h
+$(OUTPUT)/unit/%.o: %.c $(UNIT_HDRS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Ibench $^ -lelf -ljson-c -liberty -lz -lm -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(INCLUDES) -Ibench -c $< -o $@
+
+$(OUTPUT)/tests/unit: $(patsubst %.c,$(OUTPUT)/unit/%.o,$(UNIT_SRCS)) $(CORE_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # writes the docs/scenarios.md cases and controls as trace files
 $(OUTPUT)/gmt-scenario: tools/scenario.c $(CORE_OBJS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
-# the same unit tests under AddressSanitizer and UBSan
-$(OUTPUT)/tests/unit-asan: tests/unit.c bench/series.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) | $(OUTPUT)/tests
+# the same unit tests under AddressSanitizer and UBSan, with the modules
+# they test built so too
+ASAN_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS))
+$(OUTPUT)/asan/%.o: %.c $(UNIT_HDRS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer $(filter-out -O2,$(CFLAGS)) $(INCLUDES) -Ibench $^ \
-		-lelf -ljson-c -liberty -lz -lm -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(ASAN_FLAGS) $(INCLUDES) -Ibench -c $< -o $@
+
+$(OUTPUT)/asan/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h bpf/gmt_syscalls.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(ASAN_FLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/tests/unit-asan: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(UNIT_SRCS) \
+		$(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS))) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ASAN_FLAGS) $^ -lelf -ljson-c -liberty -lz -lm -o $@
 
 # the fuzzer over the trace-file reader, the model and the reports
 # (tests/fuzz/replay.c): clang's libFuzzer with AddressSanitizer and UBSan
@@ -217,7 +236,7 @@ llama-server: e2e-deps
 	$(Q)tools/llama-server.sh >/dev/null
 
 test: deps e2e-deps llama-server
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit-asan \
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
@@ -229,7 +248,7 @@ run: deps e2e-deps llama-server
 	$(Q)tools/demo.sh
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c tests/fake/*.c helper/*.c tools/*.c
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c tests/unit/*.c tests/unit/*.h tests/fake/*.c helper/*.c tools/*.c
 
 clean:
 	$(call msg,CLEAN)

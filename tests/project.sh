@@ -59,7 +59,7 @@ EOF
 test_format_is_clean() {
 	local bad
 	bad=$(cd "$ROOT" && clang-format --dry-run bpf/*.c bpf/*.h user/*.c user/*/*.c user/*/*.h tests/*.c \
-		tests/fake/*.c helper/*.c tools/*.c 2>&1 |
+		tests/unit/*.c tests/unit/*.h tests/fake/*.c helper/*.c tools/*.c 2>&1 |
 		grep -c 'warning:')
 	expect "[ $bad = 0 ]" "clang-format clean (run make format)"
 }

@@ -483,6 +483,8 @@ int tracedir__close(struct tracedir *d)
 	if (!d)
 		return 0;
 	first = d->err;
+	/* the directory left within its limits; the files being written stay */
+	retain__run(d->retain);
 	HASH_ITER(hh, d->by_pid, f, t)
 	{
 		err = tracefile__close(f->w);

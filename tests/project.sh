@@ -40,9 +40,12 @@ test_bad_arguments_get_clear_messages() {
 --comm x -p 1|--comm goes with --watch
 --watch --comm 0123456789abcdefg|--comm takes a process name of 1 to 15 bytes
 --metrics 1.2.3:80 -p 1|expected PORT, IP:PORT or [IPv6]:PORT
---rotate-size 1M -p 1 -o x.gmt|--rotate-size, --rotate-age and --keep go with --watch -o DIR
+--rotate-size 1M -p 1 -o x.gmt|--rotate-size, --rotate-age, --max-disk, --max-age and --keep go with --watch -o DIR
 -p 1 -o /tmp/|/tmp/ is a directory: -o DIR, a file per process, goes with --watch
---watch -o /tmp/x.gmt --keep 3|--rotate-size, --rotate-age and --keep go with --watch -o DIR
+--watch -o /tmp/x.gmt --keep 3|--rotate-size, --rotate-age, --max-disk, --max-age and --keep go with --watch -o DIR
+--watch -o /tmp/x.gmt --max-disk 1G|--max-disk, --max-age and --keep go with --watch -o DIR
+--watch -o /tmp/ --max-disk 1K|--max-disk must be at least 4K
+--watch -o /tmp/ --max-age 2w|invalid --max-age '2w'
 --watch -o /tmp/ --rotate-size 1K|--rotate-size must be at least 4K
 --watch -o /tmp/ --rotate-age 0|invalid --rotate-age '0'
 --watch -o /tmp/ --keep 0|invalid --keep '0'

@@ -49,6 +49,8 @@ struct args {
 	long long rotate_bytes; /* --watch -o DIR */
 	double rotate_age;
 	unsigned int keep;
+	long long max_disk;
+	double max_age;
 };
 
 const char *argp_program_version = "gpumemtrace " GMT_VERSION;
@@ -120,6 +122,8 @@ enum {
 	OPT_ROTATE_SIZE,
 	OPT_ROTATE_AGE,
 	OPT_KEEP,
+	OPT_MAX_DISK,
+	OPT_MAX_AGE,
 };
 
 #define TOUCH_DEFAULT (1ll << 20)
@@ -143,9 +147,18 @@ static const struct argp_option options[] = {
 	  "--watch -o DIR: start a process's next file past SIZE (default 64M)", 0 },
 	{ "rotate-age", OPT_ROTATE_AGE, "SEC", 0,
 	  "--watch -o DIR: or past SEC seconds (default 3600)", 0 },
+	{ "max-disk", OPT_MAX_DISK, "SIZE", 0,
+	  "--watch -o DIR: keep its recordings within SIZE, all names together (default 10% of "
+	  "its filesystem, at most 10G): the oldest closed files of exited processes go first, "
+	  "a running process's current file never; each removal is said",
+	  0 },
+	{ "max-age", OPT_MAX_AGE, "AGE", 0,
+	  "--watch -o DIR: also remove closed files last written AGE ago (SEC, or with s, m, h, "
+	  "d; default: no limit)",
+	  0 },
 	{ "keep", OPT_KEEP, "N", 0,
-	  "--watch -o DIR: keep the N newest files of each process name, remove older ones "
-	  "(default 8)",
+	  "--watch -o DIR: also keep at most N files, all names together, in the same order "
+	  "(default: no limit)",
 	  0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
 	{ "interval", 'i', "SEC", 0, "Sample /proc and counters every SEC seconds (default 1)", 0 },
@@ -211,6 +224,24 @@ static long parse_int(const char *s, const char *what, long max, struct argp_sta
 	if (errno || end == s || *end || v <= 0 || v > max)
 		argp_error(state, "invalid %s '%s': expected a whole number from 1 to %ld", what, s,
 			   max);
+	return v;
+}
+
+/* seconds, with an optional s, m, h or d; up to ten years */
+static double parse_age(const char *s, const char *opt, struct argp_state *state)
+{
+	static const char units[] = "smhd";
+	static const double secs[] = { 1, 60, 3600, 86400 };
+	const char *u;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end && !end[1] && (u = strchr(units, *end)))
+		v *= secs[u - units], end++;
+	if (errno || end == s || *end || !isfinite(v) || v < 1 || v > 3650 * 86400.0)
+		argp_error(state, "invalid %s '%s': expected an age, as 3600, 12h or 30d", opt, s);
 	return v;
 }
 
@@ -308,6 +339,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_KEEP:
 		a->keep = parse_int(arg, "--keep", 100000, state);
 		break;
+	case OPT_MAX_DISK:
+		a->max_disk = parse_size(arg, "--max-disk", state);
+		if (a->max_disk < 4096)
+			argp_error(state, "--max-disk must be at least 4K");
+		break;
+	case OPT_MAX_AGE:
+		a->max_age = parse_age(arg, "--max-age", state);
+		break;
 	case OPT_METRICS:
 		a->metrics = arg;
 		break;
@@ -379,10 +418,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "%s is a directory: -o DIR, a file per process, goes "
 				   "with --watch; give -o FILE",
 				   a->output);
-		if ((a->rotate_bytes || a->rotate_age || a->keep) &&
+		if ((a->rotate_bytes || a->rotate_age || a->keep || a->max_disk || a->max_age) &&
 		    !(a->watch && a->output && tracedir__is_dir(a->output)))
-			argp_error(state, "--rotate-size, --rotate-age and --keep go with --watch "
-					  "-o DIR");
+			argp_error(state, "--rotate-size, --rotate-age, --max-disk, --max-age and "
+					  "--keep go with --watch -o DIR");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -698,11 +737,6 @@ static void output_info(struct tracefile_info *info, const char *cmdline)
 	snprintf(info->cmdline, sizeof(info->cmdline), "%s", cmdline);
 }
 
-static void proc_comm(__u32 pid, char *buf, size_t size)
-{
-	procfs__read(pid, "comm", buf, size);
-}
-
 /* --watch -o DIR */
 static struct tracedir *open_output_dir(const struct args *a, const char *cmdline)
 {
@@ -711,17 +745,21 @@ static struct tracedir *open_output_dir(const struct args *a, const char *cmdlin
 		.dir = a->output,
 		.max_bytes = a->rotate_bytes ? (__u64)a->rotate_bytes : 64ull << 20,
 		.max_age_ns = (a->rotate_age ? a->rotate_age : 3600) * 1e9,
-		.keep = a->keep ? a->keep : 8,
+		.retain = { .max_bytes = a->max_disk, .max_age_s = a->max_age, .keep = a->keep },
 		.info = &info,
-		.comm_of = proc_comm,
 	};
 	struct tracedir *d;
-	char err[512];
+	char err[512], budget[32];
 
 	output_info(&info, cmdline);
 	d = tracedir__open(&o, err, sizeof(err));
 	if (!d)
 		fprintf(stderr, "gpumemtrace: %s\n", err);
+	else if (!a->quiet)
+		fprintf(stderr,
+			"gpumemtrace: recordings under %s kept within %s%s; each removal is said\n",
+			a->output, fmt_bytes(budget, sizeof(budget), tracedir__budget(d)),
+			a->max_disk ? "" : " (10% of its filesystem, at most 10 GiB: --max-disk)");
 	return d;
 }
 

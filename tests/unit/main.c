@@ -56,6 +56,9 @@ static const struct {
 	{ "unit_search_after", test_search_after },
 	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },
 	{ "unit_timings_scan", test_timings_scan },
+	{ "unit_tracedir_keeps_bytes", test_tracedir_keeps_bytes },
+	{ "unit_tracedir_current_never", test_tracedir_current_never },
+	{ "unit_tracedir_exit_no_ghost", test_tracedir_exit_no_ghost },
 };
 
 int main(int argc, char **argv)

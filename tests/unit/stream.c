@@ -116,15 +116,16 @@ static void typed_sink(void *ctx, const struct gmt_hdr *e)
 	}
 }
 
-/* --watch -o DIR: a file per process, started again past its size, the
- * oldest of a name removed past --keep; each begins with the session and
+/* --watch -o DIR: a file per process, started again past its size, none
+ * removed within the budget; each begins with the session and
  * what the process said of itself, so it replays alone */
 void test_tracedir_rotates(void)
 {
 	struct tracefile_info info = { .tool = "unit" };
-	struct tracedir_opts o = {
-		.max_bytes = 8192, .max_age_ns = 3600000000000ull, .keep = 3, .info = &info
-	};
+	struct tracedir_opts o = { .max_bytes = 8192,
+				   .max_age_ns = 3600000000000ull,
+				   .retain = { .max_bytes = 1 << 30 },
+				   .info = &info };
 	struct {
 		struct gmt_proc p;
 		char cmd[8];
@@ -159,8 +160,8 @@ void test_tracedir_rotates(void)
 	d = tracedir__open(&o, err, sizeof(err));
 	if (!ASSERT_TRUE(d != NULL, err))
 		return;
-	/* a file of another user under our name, dated ahead: --keep neither
-	 * counts nor removes it (as root, which can give it away) */
+	/* a file of another user under our name, dated ahead: retention
+	 * neither counts nor removes it (as root, which can give it away) */
 	snprintf(path, sizeof(path), "%sllama-server.20991231T000000.7.gmt", dir);
 	i = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
 	foreign = i >= 0 && !fchown(i, 65534, 65534) &&
@@ -174,9 +175,11 @@ void test_tracedir_rotates(void)
 	tracedir__write(d, &ses.s.hdr);
 	event__init(&proc.p.hdr, GMT_EV_PROC, sizeof(proc), ts, 100);
 	snprintf(proc.p.comm, sizeof(proc.p.comm), "llama-server");
+	snprintf(proc.p.exe, sizeof(proc.p.exe), "/usr/bin/x");
 	tracedir__write(d, &proc.p.hdr);
 	event__init(&proc.p.hdr, GMT_EV_PROC, sizeof(proc), ts, 200);
 	snprintf(proc.p.comm, sizeof(proc.p.comm), "work/1 x");
+	snprintf(proc.p.exe, sizeof(proc.p.exe), "/usr/bin/x");
 	tracedir__write(d, &proc.p.hdr);
 	event__init(&st.s.hdr, GMT_EV_STACK, sizeof(st), ts, 100);
 	st.s.stack_id = 7;
@@ -202,6 +205,7 @@ void test_tracedir_rotates(void)
 			if (i == 99) {
 				event__init(&proc.p.hdr, GMT_EV_PROC, sizeof(proc), ts, 300);
 				snprintf(proc.p.comm, sizeof(proc.p.comm), "idle");
+				snprintf(proc.p.exe, sizeof(proc.p.exe), "/usr/bin/x");
 				tracedir__write(d, &proc.p.hdr);
 			}
 			event__init(&mm.hdr, GMT_EV_MMAP, sizeof(mm), ts, 300);
@@ -261,7 +265,7 @@ void test_tracedir_rotates(void)
 	ASSERT_EQ(idle, 1, "a quiet process: no rotation by size or age");
 	if (foreign)
 		ASSERT_TRUE(foreign_kept, "another user's file under our name is left alone");
-	ASSERT_EQ(llama, 3, "rotated, and the oldest removed past --keep 3");
+	ASSERT_TRUE(llama > 3, "rotated, none removed within the budget");
 	ASSERT_TRUE(worker >= 1 && worker <= 3, "the worker's files");
 	ASSERT_EQ(ended, 1, "the worker's last file ends at its exit, none after it");
 	ASSERT_EQ(other, 0, "names from the comm, made safe");
@@ -397,4 +401,345 @@ void test_event_valid(void)
 	u.s.nr_frames = 1;
 	memset((char *)&u.s.frames[1], 'x', 64 - 48);
 	ASSERT_TRUE(!event__valid(&u.s.hdr, 64), "unterminated frame names");
+}
+
+/* --- tracedir: retention by bytes, and a pid's records past its exit (issue 35) --- */
+
+/* what tracedir said, one line each */
+struct said {
+	char line[64][320];
+	int n;
+};
+
+static void said_line(void *ctx, const char *line)
+{
+	struct said *s = ctx;
+
+	if (s->n < 64)
+		snprintf(s->line[s->n++], sizeof(s->line[0]), "%s", line);
+}
+
+/* the times a name is said removed */
+static int said_removed(const struct said *s, const char *name)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->n; i++)
+		n += !strncmp(s->line[i], "removed ", 8) && strstr(s->line[i], name) &&
+		     strstr(s->line[i], name)[strlen(name)] == ':';
+	return n;
+}
+
+struct td_names {
+	char name[256][96];
+	int n;
+};
+
+/* the directory's files; seen: every name met so far, added to */
+static __u64 td_list(const char *dir, struct td_names *now, struct td_names *seen)
+{
+	char path[512];
+	struct dirent *de;
+	struct stat sb;
+	__u64 bytes = 0;
+	DIR *dd = opendir(dir);
+	int i;
+
+	now->n = 0;
+	while (dd && (de = readdir(dd))) {
+		if (de->d_name[0] == '.' || now->n == 256)
+			continue;
+		snprintf(now->name[now->n++], sizeof(now->name[0]), "%.95s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!stat(path, &sb))
+			bytes += sb.st_size;
+		for (i = 0; seen && i < seen->n; i++)
+			if (!strcmp(seen->name[i], de->d_name))
+				break;
+		if (seen && i == seen->n && seen->n < 256)
+			snprintf(seen->name[seen->n++], sizeof(seen->name[0]), "%.95s", de->d_name);
+	}
+	if (dd)
+		closedir(dd);
+	return bytes;
+}
+
+static bool td_has(const struct td_names *l, const char *name)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->name[i], name))
+			return true;
+	return false;
+}
+
+/* files of a pid (".PID." or ".PID.gmt" in the name) */
+static int td_count(const struct td_names *l, __u32 pid)
+{
+	char a[24], b[24];
+	int i, n = 0;
+
+	snprintf(a, sizeof(a), ".%u.", pid);
+	snprintf(b, sizeof(b), ".%u.gmt", pid);
+	for (i = 0; i < l->n; i++)
+		n += strstr(l->name[i] + 24, a) || strstr(l->name[i], b) ? 1 : 0;
+	return n;
+}
+
+static void td_proc(struct tracedir *d, __u32 pid, __u64 ts, const char *comm, const char *exe)
+{
+	struct {
+		struct gmt_proc p;
+		char cmd[8];
+	} proc = {};
+
+	event__init(&proc.p.hdr, GMT_EV_PROC, sizeof(proc), ts, pid);
+	snprintf(proc.p.comm, sizeof(proc.p.comm), "%s", comm);
+	snprintf(proc.p.exe, sizeof(proc.p.exe), "%s", exe);
+	tracedir__write(d, &proc.p.hdr);
+}
+
+static void td_exit(struct tracedir *d, __u32 pid, __u64 ts)
+{
+	struct gmt_exit ex = {};
+
+	event__init(&ex.hdr, GMT_EV_EXIT, sizeof(ex), ts, pid);
+	ex.group_dead = 1;
+	tracedir__write(d, &ex.hdr);
+}
+
+/* n mmaps of pid that do not compress, 10 ms apart, a tick each 100 */
+static void td_mmaps(struct tracedir *d, __u32 pid, int n, __u64 *ts)
+{
+	static unsigned int x = 7;
+	struct gmt_mmap mm = {};
+	int i;
+
+	for (i = 0; i < n; i++) {
+		*ts += 10000000;
+		event__init(&mm.hdr, GMT_EV_MMAP, sizeof(mm), *ts, pid);
+		x = x * 1103515245 + 12345;
+		mm.addr = (__u64)x << 12;
+		mm.len = x;
+		tracedir__write(d, &mm.hdr);
+		if (i % 100 == 99)
+			tracedir__tick(d, *ts);
+	}
+}
+
+/* --max-disk: a budget of bytes over all names; the oldest closed files of
+ * exited processes go first, then closed files of running ones, a current
+ * file never; each removal said once, with its name and why; --max-age
+ * removes an old file of an earlier run */
+void test_tracedir_keeps_bytes(void)
+{
+	struct tracefile_info info = { .tool = "unit" };
+	struct said s = {};
+	struct tracedir_opts o = { .max_bytes = 8192,
+				   .max_age_ns = 3600000000000ull,
+				   .retain = { .max_bytes = 40 << 10,
+					       .max_age_s = 86400,
+					       .say = said_line,
+					       .say_ctx = &s },
+				   .info = &info };
+	struct td_names now, seen = {}, first_exited;
+	char dir[128], path[400];
+	int i, fd, unsaid = 0, twice = 0, early_200 = 0;
+	const char *old = "workload.20200101T000000.42.gmt";
+	struct tracedir *d;
+	__u64 ts = 1000000000ull, bytes;
+
+	snprintf(dir, sizeof(dir), "%s/keep", tmpdir);
+	mkdir(dir, 0700);
+	/* a file of an earlier run, two days old */
+	snprintf(path, sizeof(path), "%s/%s", dir, old);
+	fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	if (fd >= 0) {
+		ASSERT_EQ(write(fd, "x", 1), 1, "the old file");
+		futimens(fd, (struct timespec[]){ { time(NULL) - 2 * 86400, 0 },
+						  { time(NULL) - 2 * 86400, 0 } });
+		close(fd);
+	}
+	o.dir = dir;
+	d = tracedir__open(&o, path, sizeof(path));
+	if (!ASSERT_TRUE(d != NULL, path))
+		return;
+	ASSERT_EQ(tracedir__budget(d), 40 << 10, "--max-disk");
+	ASSERT_EQ(said_removed(&s, old), 1, "the old file said removed past --max-age");
+	ASSERT_TRUE(s.n && strstr(s.line[0], "--max-age"), "why: its age");
+	td_proc(d, 100, ts, "workload", "/usr/bin/workload");
+	td_proc(d, 200, ts, "llama-server", "/usr/bin/llama-server");
+	td_proc(d, 300, ts, "idle", "/usr/bin/idle");
+	/* 100 writes some files and exits, 200 runs on: under the budget */
+	td_mmaps(d, 100, 1500, &ts);
+	td_exit(d, 100, ts);
+	td_mmaps(d, 200, 200, &ts);
+	td_list(dir, &first_exited, &seen);
+	ASSERT_TRUE(td_count(&first_exited, 100) >= 2, "the exited process's files");
+	ASSERT_EQ(s.n, 1, "nothing removed under the budget");
+	/* 200 grows past it: 100's files go before any of 200's */
+	for (i = 0; i < 30; i++) {
+		td_mmaps(d, 200, 100, &ts);
+		td_list(dir, &now, &seen);
+		if (td_count(&now, 100) && td_count(&now, 200) < td_count(&seen, 200))
+			early_200++;
+	}
+	ASSERT_EQ(early_200, 0, "a running process's file went while an exited one's stayed");
+	ASSERT_EQ(td_count(&now, 100), 0, "the exited process's files are gone");
+	ASSERT_TRUE(td_count(&now, 200) >= 1, "the running process keeps its newest");
+	ASSERT_EQ(td_count(&now, 300), 1, "the quiet process's current file");
+	bytes = td_list(dir, &now, NULL);
+	ASSERT_TRUE(bytes <= (40 << 10), "the budget held");
+	printf("# %d files seen, %d now, %llu bytes; %d lines said\n", seen.n, now.n,
+	       (unsigned long long)bytes, s.n);
+	/* every file gone was said gone, once */
+	for (i = 0; i < seen.n; i++) {
+		if (td_has(&now, seen.name[i]))
+			continue;
+		if (!said_removed(&s, seen.name[i]) && ++unsaid)
+			printf("# removed unsaid: %s\n", seen.name[i]);
+		twice += said_removed(&s, seen.name[i]) > 1;
+	}
+	ASSERT_EQ(unsaid, 0, "no file removed without a word");
+	ASSERT_EQ(twice, 0, "each removal said once");
+	for (i = 0; i < s.n; i++)
+		if (strncmp(s.line[i], "removed ", 8) ||
+		    !(strstr(s.line[i], ": past --max-disk 40.0 KiB") ||
+		      strstr(s.line[i], ": older than --max-age")))
+			printf("# said: %s\n", s.line[i]), failed = 1;
+	ASSERT_EQ(tracedir__close(d), 0, "no write error");
+}
+
+/* a budget only the current files break: none removed, said once */
+void test_tracedir_current_never(void)
+{
+	struct tracefile_info info = { .tool = "unit" };
+	struct said s = {};
+	struct tracedir_opts o = { .max_bytes = 1 << 20,
+				   .max_age_ns = 3600000000000ull,
+				   .retain = { .max_bytes = 4096, .say = said_line, .say_ctx = &s },
+				   .info = &info };
+	struct td_names now;
+	char dir[128], err[256];
+	struct tracedir *d;
+	__u64 ts = 1000000000ull;
+	int i;
+
+	snprintf(dir, sizeof(dir), "%s/current", tmpdir);
+	o.dir = dir;
+	d = tracedir__open(&o, err, sizeof(err));
+	if (!ASSERT_TRUE(d != NULL, err))
+		return;
+	td_proc(d, 100, ts, "a", "/bin/a");
+	td_proc(d, 200, ts, "b", "/bin/b");
+	for (i = 0; i < 10; i++) {
+		td_mmaps(d, 100, 100, &ts);
+		td_mmaps(d, 200, 100, &ts);
+	}
+	td_list(dir, &now, NULL);
+	ASSERT_EQ(now.n, 2, "both current files kept");
+	ASSERT_EQ(s.n, 1, "said once");
+	ASSERT_TRUE(s.n && strstr(s.line[0], "current file is never removed"), s.line[0]);
+	ASSERT_EQ(tracedir__close(d), 0, "no write error");
+}
+
+/* a pid that exits while its records still come: no second file, whatever
+ * comes and however late (a zombie's PROC, samples, maps); a new process
+ * that takes the pid (EXEC, or a PROC naming an executable) has its own; no
+ * file before a record says what the process runs; a followed child's file
+ * begins with its parent's executable under its own name */
+void test_tracedir_exit_no_ghost(void)
+{
+	struct tracefile_info info = { .tool = "unit" };
+	struct tracedir_opts o = { .max_bytes = 1 << 20,
+				   .max_age_ns = 3600000000000ull,
+				   .retain = { .max_bytes = 1 << 30 },
+				   .info = &info };
+	struct {
+		struct gmt_exec x;
+	} ex = {};
+	struct gmt_fork fk = {};
+	struct gmt_rss rss = {};
+	struct td_names now;
+	char dir[128], err[256], path[400];
+	struct tracedir *d;
+	__u64 ts = 1000000000ull;
+	int i, child = -1, ended = -1;
+
+	snprintf(dir, sizeof(dir), "%s/ghost", tmpdir);
+	o.dir = dir;
+	d = tracedir__open(&o, err, sizeof(err));
+	if (!ASSERT_TRUE(d != NULL, err))
+		return;
+	/* first seen by its RSS, as a found process is: no file yet */
+	event__init(&rss.hdr, GMT_EV_RSS, sizeof(rss), ts, 1715);
+	rss.bytes = 1 << 20;
+	tracedir__write(d, &rss.hdr);
+	td_mmaps(d, 1715, 10, &ts);
+	td_list(dir, &now, NULL);
+	ASSERT_EQ(now.n, 0, "no file before the process says what it runs");
+	td_proc(d, 1715, ts, "workload", "/usr/bin/workload");
+	td_mmaps(d, 1715, 50, &ts);
+	td_exit(d, 1715, ts);
+	/* 9 ms later the watch finds its zombie: a PROC with no executable */
+	td_proc(d, 1715, ts + 9000000, "workload", "");
+	td_proc(d, 1715, ts + 9000000, "", "");
+	for (i = 0; i < 30; i++) { /* sampled on, past any time it is kept */
+		ts += 1000000000ull;
+		event__init(&rss.hdr, GMT_EV_RSS, sizeof(rss), ts, 1715);
+		tracedir__write(d, &rss.hdr);
+		td_mmaps(d, 1715, 1, &ts);
+		tracedir__tick(d, ts);
+	}
+	ts += 60000000000ull; /* and quiet for a minute, then once more */
+	tracedir__tick(d, ts);
+	td_mmaps(d, 1715, 5, &ts);
+	td_proc(d, 1715, ts, "", "");
+	td_list(dir, &now, NULL);
+	ASSERT_EQ(td_count(&now, 1715), 1, "one file of the exited pid, no ghost");
+	for (i = 0; i < now.n; i++)
+		ASSERT_TRUE(strncmp(now.name[i], "pid.", 4), now.name[i]);
+	/* a new process takes the pid by exec: its own file */
+	event__init(&ex.x.hdr, GMT_EV_EXEC, sizeof(ex), ts, 1715);
+	snprintf(ex.x.comm, sizeof(ex.x.comm), "other");
+	snprintf(ex.x.filename, sizeof(ex.x.filename), "/usr/bin/other");
+	tracedir__write(d, &ex.x.hdr);
+	td_mmaps(d, 1715, 5, &ts);
+	/* the other's child, followed: its own file, named as the fork says */
+	td_proc(d, 1715, ts, "other", "/usr/bin/other");
+	event__init(&fk.hdr, GMT_EV_FORK, sizeof(fk), ts, 1715);
+	fk.child_pid = 1800;
+	fk.child_tid = 1800;
+	fk.followed = 1;
+	snprintf(fk.comm, sizeof(fk.comm), "worker");
+	tracedir__write(d, &fk.hdr);
+	td_mmaps(d, 1800, 5, &ts);
+	/* a pid that exits before it says what it runs: no file at all */
+	td_mmaps(d, 1900, 5, &ts);
+	td_exit(d, 1900, ts);
+	td_proc(d, 1900, ts + 1000, "late", "");
+	ASSERT_EQ(tracedir__close(d), 0, "no write error");
+	td_list(dir, &now, NULL);
+	ASSERT_EQ(td_count(&now, 1715), 2, "the exited pid's file and the new process's");
+	ASSERT_EQ(td_count(&now, 1800), 1, "the child's file");
+	ASSERT_EQ(td_count(&now, 1900), 0, "no file without its executable and start");
+	for (i = 0; i < now.n; i++) {
+		struct typed t = {};
+		struct replay_result r;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, now.name[i]);
+		if (tracefile__replay(path, typed_sink, &t, &r))
+			printf("# %s does not replay\n", now.name[i]), failed = 1;
+		if (!strncmp(now.name[i], "workload.", 9))
+			ended = t.n && t.type[t.n - 1] == GMT_EV_EXIT;
+		if (!strncmp(now.name[i], "worker.", 7))
+			child = t.n && t.type[0] == GMT_EV_PROC && t.pid[0] == 1800;
+		ASSERT_TRUE(!strncmp(now.name[i], "workload.", 9) ||
+				    !strncmp(now.name[i], "other.", 6) ||
+				    !strncmp(now.name[i], "worker.", 7),
+			    now.name[i]);
+	}
+	ASSERT_EQ(child, 1, "the child's file begins with its PROC");
+	ASSERT_EQ(ended, 1, "the exited process's file ends at its exit");
 }

@@ -70,6 +70,9 @@ void touch_at(struct model *m, double t, __u32 stack);
 /* stream.c */
 void test_tracefile_roundtrip(void);
 void test_tracedir_rotates(void);
+void test_tracedir_keeps_bytes(void);
+void test_tracedir_current_never(void);
+void test_tracedir_exit_no_ghost(void);
 void test_tracefile_truncated_everywhere(void);
 void test_tracefile_corrupt_block(void);
 void test_tracefile_bad_files(void);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* --watch -o DIR: a trace file per process, rotated */
+/* --watch -o DIR: a trace file per process, rotated; which record starts a
+ * process's file, and what happens to records after its exit */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,8 @@
 #define PREAMBLE_MAX 256	    /* session, probes, devices of the host */
 #define KEPT_MAX 64		    /* a process's own probes and devices */
 #define STACK_BYTES_MAX (16u << 20) /* a process's stacks kept for its next file */
-#define GONE_NS 10000000000ull	    /* an exited process's late records, dropped */
+#define QUIET_NS 10000000000ull	    /* an exited or unstarted pid, forgotten */
+#define RETAIN_NS 1000000000ull	    /* the directory looked at, at most this often */
 
 /* copies of records */
 struct records {
@@ -30,7 +32,10 @@ struct pfile {
 	char name[64];
 	struct tracefile_writer *w;
 	__u64 opened_ns;
+	time_t born;   /* its first file's start: later files of the pid are its */
+	bool started;  /* a record said what it runs: it has files */
 	__u64 gone_ns; /* exited: late records of it are dropped */
+	__u64 seen_ns; /* its last record, for forgetting a quiet pid */
 	/* what the process's next file starts with */
 	struct gmt_hdr *proc, *cgroup, *env, *rss[GMT_RSS_NR];
 	struct records kept, stacks;
@@ -45,6 +50,8 @@ struct tracedir {
 	unsigned int files;
 	struct records preamble;
 	struct pfile *by_pid;
+	struct retain *retain;
+	__u64 retained_ns;
 };
 
 bool tracedir__is_dir(const char *path)
@@ -100,6 +107,22 @@ static void records_free(struct records *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* a file of the directory: the one being written, a closed one of a
+ * running process (its pid's, written since that process's first file), or
+ * one of a process gone */
+static enum retain_class class_of(void *ctx, const char *name, __u32 pid, time_t mtime)
+{
+	struct tracedir *d = ctx;
+	struct pfile *f;
+
+	HASH_FIND(hh, d->by_pid, &pid, sizeof(pid), f);
+	if (!f || !f->started || f->gone_ns)
+		return RETAIN_EXITED;
+	if (f->w && !strcmp(f->name, name))
+		return RETAIN_CURRENT;
+	return mtime >= f->born ? RETAIN_RUNNING : RETAIN_EXITED;
+}
+
 struct tracedir *tracedir__open(const struct tracedir_opts *o, char *err, size_t len)
 {
 	struct tracedir *d = calloc(1, sizeof(*d));
@@ -114,95 +137,24 @@ struct tracedir *tracedir__open(const struct tracedir_opts *o, char *err, size_t
 	d->dirfd = outfile__dir(o->dir, err, len);
 	if (d->dirfd < 0)
 		goto fail;
+	d->o.retain.dirname = o->dir;
+	d->o.retain.class_of = class_of;
+	d->o.retain.class_ctx = d;
+	if (!(d->retain = retain__new(d->dirfd, &d->o.retain))) {
+		snprintf(err, len, "out of memory");
+		close(d->dirfd);
+		goto fail;
+	}
+	retain__run(d->retain);
 	return d;
 fail:
 	free(d);
 	return NULL;
 }
 
-/* COMM.YYYYmmddTHHMMSS.PID[.N].gmt: is `name` one, of this comm? */
-static bool ours(const char *name, const char *comm)
+__u64 tracedir__budget(const struct tracedir *d)
 {
-	size_t n = strlen(comm), i;
-	const char *p = name + n + 1;
-
-	if (strncmp(name, comm, n) || name[n] != '.')
-		return false;
-	for (i = 0; i < 15; i++)
-		if (i == 8 ? p[i] != 'T' : (p[i] < '0' || p[i] > '9'))
-			return false;
-	p += 15;
-	while (*p == '.' && p[1] >= '0' && p[1] <= '9')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	return !strcmp(p, ".gmt");
-}
-
-struct aged {
-	char *name;
-	struct timespec mtime;
-};
-
-/* oldest first: by the last write, which a name's second cannot order */
-static int by_age(const void *a, const void *b)
-{
-	const struct aged *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static bool open_now(const struct tracedir *d, const char *name)
-{
-	const struct pfile *f, *t;
-
-	HASH_ITER(hh, d->by_pid, f, t)
-	if (f->w && !strcmp(f->name, name))
-		return true;
-	return false;
-}
-
-/* the oldest files of a name past --keep go; only the tracer's own: in a
- * directory others may write, files planted under our names (and dated
- * ahead) must not make it remove its recordings, nor be removed by it */
-static void prune(struct tracedir *d, const char *comm)
-{
-	struct aged *files = NULL, *grown;
-	size_t n = 0, i, extra;
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int fd = openat(d->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(dir))) {
-		if (!ours(de->d_name, comm) ||
-		    fstatat(d->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-			continue;
-		if (!(grown = realloc(files, (n + 1) * sizeof(*files))))
-			break;
-		files = grown;
-		if (!(files[n].name = strdup(de->d_name)))
-			break;
-		files[n++].mtime = st.st_mtim;
-	}
-	closedir(dir);
-	qsort(files, n, sizeof(*files), by_age);
-	extra = n > d->o.keep ? n - d->o.keep : 0;
-	for (i = 0; i < n; i++) {
-		if (i < extra && !open_now(d, files[i].name))
-			unlinkat(d->dirfd, files[i].name, 0);
-		free(files[i].name);
-	}
-	free(files);
+	return retain__budget(d->retain);
 }
 
 static void set_comm(struct pfile *f, const char *comm)
@@ -274,6 +226,9 @@ static int start_file(struct tracedir *d, struct pfile *f, __u64 now_ns)
 	}
 	d->files++;
 	f->opened_ns = now_ns;
+	if (!f->started)
+		f->born = t;
+	f->started = true;
 	for (i = 0; i < d->preamble.n; i++)
 		put(d, f, d->preamble.e[i]);
 	if (f->proc)
@@ -289,47 +244,43 @@ static int start_file(struct tracedir *d, struct pfile *f, __u64 now_ns)
 			put(d, f, f->rss[i]);
 	for (i = 0; i < f->stacks.n; i++)
 		put(d, f, f->stacks.e[i]);
-	prune(d, f->comm);
+	retain__run(d->retain);
+	d->retained_ns = now_ns;
 	return f->w ? 0 : d->err;
 }
 
-static void pfile_free(struct pfile *f)
+/* what a pid keeps past its exit is its number, its time and its name */
+static void pfile_clear(struct pfile *f)
 {
 	size_t i;
 
 	free(f->proc);
 	free(f->cgroup);
 	free(f->env);
-	for (i = 0; i < GMT_RSS_NR; i++)
+	f->proc = f->cgroup = f->env = NULL;
+	for (i = 0; i < GMT_RSS_NR; i++) {
 		free(f->rss[i]);
+		f->rss[i] = NULL;
+	}
 	records_free(&f->kept);
 	records_free(&f->stacks);
+}
+
+static void forget(struct tracedir *d, struct pfile *f)
+{
+	HASH_DEL(d->by_pid, f);
+	pfile_clear(f);
 	free(f);
 }
 
-static struct pfile *pfile_of(struct tracedir *d, const struct gmt_hdr *e)
+static struct pfile *pfile_new(struct tracedir *d, __u32 pid)
 {
-	struct pfile *f;
-	char comm[32];
+	struct pfile *f = calloc(1, sizeof(*f));
 
-	HASH_FIND(hh, d->by_pid, &e->pid, sizeof(e->pid), f);
-	if (f)
-		return f;
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->pid = e->pid;
-	if (e->type == GMT_EV_PROC && e->len >= sizeof(struct gmt_proc)) {
-		snprintf(comm, sizeof(comm), "%.*s", GMT_COMM_LEN,
-			 ((const struct gmt_proc *)e)->comm);
-	} else if (d->o.comm_of) {
-		d->o.comm_of(e->pid, comm, sizeof(comm));
-	} else {
-		comm[0] = 0;
-	}
-	set_comm(f, comm);
+	f->pid = pid;
 	HASH_ADD(hh, d->by_pid, pid, sizeof(f->pid), f);
-	start_file(d, f, e->ts_ns);
 	return f;
 }
 
@@ -368,6 +319,70 @@ static bool process_gone(const struct gmt_hdr *e)
 	       ((const struct gmt_exit *)e)->group_dead;
 }
 
+/* a record that says what a process runs: its EXEC, or its PROC with an
+ * executable or a command line (a zombie's, read after its exit, has
+ * neither: it starts nothing) */
+static bool starts(const struct gmt_hdr *e)
+{
+	const struct gmt_proc *p = (const void *)e;
+
+	if (e->type == GMT_EV_EXEC)
+		return e->len >= sizeof(struct gmt_exec);
+	return e->type == GMT_EV_PROC && e->len >= sizeof(*p) && (p->exe[0] || p->cmdline_len);
+}
+
+/* the file's name: the comm the start record says, else its executable's */
+static void name_from(struct pfile *f, const struct gmt_hdr *e)
+{
+	const struct gmt_proc *p = (const void *)e;
+	const struct gmt_exec *x = (const void *)e;
+	char comm[GMT_COMM_LEN + 1];
+	const char *path, *base;
+
+	snprintf(comm, sizeof(comm), "%.*s", GMT_COMM_LEN,
+		 e->type == GMT_EV_EXEC ? x->comm : p->comm);
+	path = e->type == GMT_EV_EXEC ? x->filename : p->exe;
+	if (!comm[0] && path[0]) {
+		base = strrchr(path, '/');
+		snprintf(comm, sizeof(comm), "%.*s", GMT_COMM_LEN, base ? base + 1 : path);
+	}
+	set_comm(f, comm);
+}
+
+/* a followed child: its file starts with its parent's PROC made its own
+ * (a fork keeps the executable and the command line), under its name */
+static void born(struct tracedir *d, const struct gmt_fork *k)
+{
+	struct pfile *pf, *cf;
+	struct gmt_proc *p;
+
+	if (!k->followed || k->is_thread || k->child_pid == k->hdr.pid)
+		return;
+	HASH_FIND(hh, d->by_pid, &k->hdr.pid, sizeof(k->hdr.pid), pf);
+	if (!pf || !pf->proc || pf->gone_ns)
+		return; /* the child's own PROC or EXEC will start it */
+	HASH_FIND(hh, d->by_pid, &k->child_pid, sizeof(k->child_pid), cf);
+	if (cf && cf->started && !cf->gone_ns)
+		return;
+	if (cf)
+		forget(d, cf);
+	if (!(p = (struct gmt_proc *)copy(pf->proc)))
+		return;
+	if (!(cf = pfile_new(d, k->child_pid))) {
+		free(p);
+		return;
+	}
+	p->hdr.pid = k->child_pid;
+	p->hdr.tid = k->child_tid;
+	p->hdr.ts_ns = k->hdr.ts_ns;
+	p->ppid = k->hdr.pid;
+	memcpy(p->comm, k->comm, sizeof(p->comm));
+	cf->proc = &p->hdr;
+	cf->seen_ns = k->hdr.ts_ns;
+	name_from(cf, &p->hdr);
+	start_file(d, cf, k->hdr.ts_ns);
+}
+
 int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 {
 	struct pfile *f, *t;
@@ -381,23 +396,40 @@ int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 		put(d, f, e);
 		return d->err;
 	}
-	f = pfile_of(d, e);
-	if (!f)
+	if (e->type == GMT_EV_FORK && e->len >= sizeof(struct gmt_fork))
+		born(d, (const struct gmt_fork *)e);
+	HASH_FIND(hh, d->by_pid, &e->pid, sizeof(e->pid), f);
+	if (f && f->gone_ns && starts(e))
+		forget(d, f); /* its number taken by a new process */
+	else if (f && !f->started && e->type == GMT_EV_EXEC)
+		pfile_clear(f); /* what was kept before was not this program's */
+	HASH_FIND(hh, d->by_pid, &e->pid, sizeof(e->pid), f);
+	if (!f && !(f = pfile_new(d, e->pid)))
 		return d->err ? d->err : -ENOMEM;
-	if (f->gone_ns) {
-		if (e->type != GMT_EV_PROC)
-			return d->err;
-		/* its number taken by a new process */
-		HASH_DEL(d->by_pid, f);
-		pfile_free(f);
-		if (!(f = pfile_of(d, e)))
-			return d->err ? d->err : -ENOMEM;
-	}
+	f->seen_ns = e->ts_ns;
+	/* after its exit: dropped, never a new file */
+	if (f->gone_ns)
+		return d->err;
 	remember(f, e);
+	if (!f->started) {
+		if (process_gone(e)) {
+			f->gone_ns = e->ts_ns ? e->ts_ns : 1;
+			pfile_clear(f);
+			return d->err;
+		}
+		/* no file before a record says what the process runs */
+		if (!starts(e))
+			return d->err;
+		name_from(f, e);
+		start_file(d, f, e->ts_ns);
+		if (e->type == GMT_EV_PROC)
+			return d->err; /* the file began with it */
+	}
 	put(d, f, e);
 	if (process_gone(e)) {
 		drop(d, f, 0);
 		f->gone_ns = e->ts_ns ? e->ts_ns : 1;
+		pfile_clear(f);
 	} else if (f->w && tracefile__bytes(f->w) >= d->o.max_bytes) {
 		drop(d, f, 0);
 		start_file(d, f, e->ts_ns);
@@ -412,11 +444,11 @@ int tracedir__tick(struct tracedir *d, __u64 now_ns)
 
 	HASH_ITER(hh, d->by_pid, f, t)
 	{
-		/* now_ns, read before the last records were drained, may be
-		 * older than their stamps */
-		if (f->gone_ns && now_ns >= f->gone_ns + GONE_NS) {
-			HASH_DEL(d->by_pid, f);
-			pfile_free(f);
+		/* an exited pid is remembered while its records come, so that
+		 * none starts a file; now_ns, read before the last records were
+		 * drained, may be older than their stamps */
+		if ((f->gone_ns || !f->started) && now_ns >= f->seen_ns + QUIET_NS) {
+			forget(d, f);
 			continue;
 		}
 		if (!f->w)
@@ -429,6 +461,11 @@ int tracedir__tick(struct tracedir *d, __u64 now_ns)
 		err = tracefile__tick(f->w, now_ns);
 		if (err)
 			drop(d, f, err);
+	}
+	/* current files grow: the budget is looked at as they do */
+	if (now_ns >= d->retained_ns + RETAIN_NS) {
+		retain__run(d->retain);
+		d->retained_ns = now_ns;
 	}
 	return d->err;
 }
@@ -446,15 +483,17 @@ int tracedir__close(struct tracedir *d)
 	if (!d)
 		return 0;
 	first = d->err;
+	/* the directory left within its limits; the files being written stay */
+	retain__run(d->retain);
 	HASH_ITER(hh, d->by_pid, f, t)
 	{
 		err = tracefile__close(f->w);
 		if (err && !first)
 			first = err;
-		HASH_DEL(d->by_pid, f);
-		pfile_free(f);
+		forget(d, f);
 	}
 	records_free(&d->preamble);
+	retain__free(d->retain);
 	close(d->dirfd);
 	free(d);
 	return first;

@@ -15,6 +15,8 @@ const volatile __u32 all_bos = 0;
 const volatile __u32 unwind_cfi = 0;
 const volatile __u32 touch_period = 0;
 const volatile __u32 redact_gpu = 0;
+const volatile __u32 watch_on = 0;
+const volatile __u32 self_tgid = 0;
 __u32 serving = 0;
 const volatile __s32 sys_nr[GMT_SYS_NR] = { [0 ... GMT_SYS_NR - 1] = -1 };
 

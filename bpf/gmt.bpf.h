@@ -47,6 +47,8 @@ GMT_SHARED const volatile __u32 page_shift;
 GMT_SHARED const volatile __u32 unwind_cfi; /* send stack slices to unwind by CFI */
 GMT_SHARED __u32 serving; /* a target has read an HTTP request: no more stack slices */
 GMT_SHARED const volatile __u32 redact_gpu; /* else, redacted ones (ustack.bpf.h) */
+GMT_SHARED const volatile __u32 watch_on;   /* --watch: processes are found from events */
+GMT_SHARED const volatile __u32 self_tgid;  /* the tracer: it and its helpers are never found */
 
 /* every program asks this first, mostly of other processes: the one target
  * is a compare; only with -f does it take a map lookup */
@@ -105,6 +107,34 @@ static __always_inline void gmt_submit(void *e)
 static __always_inline void gmt_submit_now(void *e)
 {
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* --watch found task's process (it exec'd a watched name, or mapped a GPU
+ * file: `what`, 32 bytes, or NULL): traced from here on, before it runs
+ * on, and the record says so. False for the tracer and its helpers (they
+ * load GPU drivers too) and when the set is full. */
+static __always_inline bool gmt_join(struct task_struct *task, __u32 how, const char *what)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
+	struct gmt_join *e;
+
+	if (tgid == self_tgid || BPF_CORE_READ(task, real_parent, tgid) == self_tgid)
+		return false;
+	if (bpf_map_update_elem(&targets, &tgid, &one, BPF_NOEXIST))
+		return false;
+	e = gmt_reserve(sizeof(*e), GMT_EV_JOIN, GMT_SRC_PROC);
+	if (!e)
+		return true; /* counted as lost; the slow /proc scan may still join it */
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	e->how = how;
+	e->pad = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	__builtin_memset(e->what, 0, sizeof(e->what));
+	if (what)
+		__builtin_memcpy(e->what, what, sizeof(e->what));
+	/* user space joins it now: its GPU libraries get their probes */
+	gmt_submit_now(e);
+	return true;
 }
 
 #endif /* GMT_BPF_H */

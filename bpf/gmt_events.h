@@ -44,6 +44,7 @@ enum gmt_type {
 	GMT_EV_LLAMA_STATE = 31, /* llama.cpp copied a sequence's state out or in */
 	GMT_EV_SIGNAL = 32,	 /* a fatal signal delivered to a target's thread */
 	GMT_EV_TIMINGS = 33,	 /* a response's own figures: llama-server's timings */
+	GMT_EV_JOIN = 34,	 /* a process joined the traced set: how, and when it started */
 	GMT_EV_MAX,
 };
 
@@ -200,6 +201,28 @@ struct gmt_exec {
 	__u32 pad;
 	char comm[GMT_COMM_LEN];
 	char filename[GMT_PATH_LEN];
+};
+
+/* how a process came to be traced */
+enum gmt_join_how {
+	GMT_JOIN_EXEC = 1,    /* BPF, --watch: it exec'd a name of --comm */
+	GMT_JOIN_MAP = 2,     /* BPF, --watch: it mapped a GPU library or device node */
+	GMT_JOIN_SCAN = 3,    /* --watch's /proc scan: running when tracing began */
+	GMT_JOIN_LATE = 4,    /* --watch's /proc scan later, a safety net: found late */
+	GMT_JOIN_PID = 5,     /* -p */
+	GMT_JOIN_COMMAND = 6, /* -- CMD: started by the tracer */
+};
+
+/* hdr.ts_ns: when tracing of the process began. From BPF (EXEC, MAP) at
+ * the exec or the mapping itself, before the process runs on; from user
+ * space (the others) when it joined. */
+struct gmt_join {
+	struct gmt_hdr hdr;
+	__u64 start_ns; /* the process's start (CLOCK_MONOTONIC); 0: not known */
+	__u32 how;	/* enum gmt_join_how */
+	__u32 pad;
+	char comm[GMT_COMM_LEN];
+	char what[32]; /* MAP: the file's name ("libvulkan.so.1", "renderD128") */
 };
 
 struct gmt_fork {

@@ -356,6 +356,55 @@ static __always_inline void on_brk(long ret)
 	gmt_submit(e);
 }
 
+/* --watch: the names of what a GPU process maps (user/source/watch.c's
+ * list): API libraries and llama.cpp's GPU backends, GPU device nodes */
+static const char gpu_libs[][20] = { "libcuda.so",	"libvulkan.so",	     "libamdhip64.so",
+				     "libggml-cuda.so", "libggml-vulkan.so", "libggml-hip.so",
+				     "libnvidia-ml.so", "libcudart.so" };
+static const char gpu_devs[][8] = { "nvidia", "renderD", "kfd" };
+
+static __always_inline bool name_is(const char *name, const char *pfx, __u32 max)
+{
+	__u32 j;
+
+	for (j = 0; j < max; j++) {
+		if (!pfx[j])
+			return true;
+		if (name[j] != pfx[j])
+			return false;
+	}
+	return true;
+}
+
+/* --watch: a process not traced mapped a file (ret: the mmap's result);
+ * one of a GPU library or a GPU device makes it a target from here on */
+static __always_inline bool gpu_mapping(long ret)
+{
+	char name[32] = {};
+	struct file *f;
+	__u64 args[6];
+	__u16 mode;
+	__u32 i;
+	bool gpu = false;
+
+	if ((unsigned long)ret >= -4095ul)
+		return false;
+	syscall_args(args);
+	if (args[3] & MAP_ANONYMOUS || !(f = fd_file(args[4])))
+		return false;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (mode != S_IFREG && mode != S_IFCHR)
+		return false;
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	if (mode == S_IFREG && name[0] == 'l' && name[1] == 'i' && name[2] == 'b')
+		for (i = 0; i < sizeof(gpu_libs) / sizeof(gpu_libs[0]) && !gpu; i++)
+			gpu = name_is(name, gpu_libs[i], sizeof(gpu_libs[0]));
+	else if (mode == S_IFCHR)
+		for (i = 0; i < sizeof(gpu_devs) / sizeof(gpu_devs[0]) && !gpu; i++)
+			gpu = name_is(name, gpu_devs[i], sizeof(gpu_devs[0]));
+	return gpu && gmt_join(bpf_get_current_task_btf(), GMT_JOIN_MAP, name);
+}
+
 /* the bits of mmap, munmap, mremap and brk's numbers, set by user space
  * while their group is on */
 const volatile __u64 mm_sys_want[GMT_SYS_WORDS] = {};
@@ -367,8 +416,14 @@ int BPF_PROG(tp_mm_sys_exit, struct pt_regs *regs, long ret)
 {
 	long nr = GMT_SYSCALL_NR(regs);
 
-	if (!syscall_wanted(mm_sys_want, nr) || !gmt_is_target(bpf_get_current_pid_tgid() >> 32) ||
-	    GMT_SYSCALL_COMPAT(regs))
+	if (!syscall_wanted(mm_sys_want, nr))
+		return 0;
+	/* --watch: a file mapped by any other process is looked at (its name) */
+	if (!gmt_is_target(bpf_get_current_pid_tgid() >> 32) &&
+	    !(watch_on && nr == sys_nr[GMT_SYS_MMAP] && !GMT_SYSCALL_COMPAT(regs) &&
+	      gpu_mapping(ret)))
+		return 0;
+	if (GMT_SYSCALL_COMPAT(regs))
 		return 0;
 	if (nr == sys_nr[GMT_SYS_MMAP])
 		on_mmap(ctx, ret);

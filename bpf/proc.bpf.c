@@ -3,12 +3,43 @@
 #include "gmt.bpf.h"
 #include "ustack.bpf.h"
 
+/* --watch --comm: the names, as comm holds them (16 bytes, zero-padded) */
+#define WATCH_COMMS 16
+const volatile __u64 watch_comms[WATCH_COMMS][2] = {};
+const volatile __u32 nr_watch_comms = 0;
+
+/* the new program's name (set from the file's name before this
+ * tracepoint) is one of --comm's */
+static __always_inline bool watched_name(struct task_struct *p)
+{
+	union {
+		char c[16];
+		__u64 w[2];
+	} n = {};
+	bool end = false;
+	__u32 i;
+
+	bpf_probe_read_kernel(n.c, sizeof(n.c), p->comm);
+	for (i = 0; i < 16; i++) { /* what follows the name's end is not its */
+		end = end || !n.c[i];
+		if (end)
+			n.c[i] = 0;
+	}
+	for (i = 0; i < WATCH_COMMS && i < nr_watch_comms; i++)
+		if (n.w[0] == watch_comms[i][0] && n.w[1] == watch_comms[i][1])
+			return true;
+	return false;
+}
+
+/* Runs before the new image returns to user space: a watched name is
+ * traced from its first instruction (--watch), its exec record included. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(tp_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct gmt_exec *e;
 
-	if (!gmt_is_target(BPF_CORE_READ(p, tgid)))
+	if (!gmt_is_target(BPF_CORE_READ(p, tgid)) &&
+	    (!nr_watch_comms || !watched_name(p) || !gmt_join(p, GMT_JOIN_EXEC, NULL)))
 		return 0;
 	e = gmt_reserve(sizeof(*e), GMT_EV_EXEC, GMT_SRC_PROC);
 	if (!e)

@@ -52,7 +52,8 @@ else
 	# a file a topic (docs/testing.md); tests/hostile_*.sh: what a hostile
 	# target or client tries (issue 32)
 	files=()
-	for f in project process crash tracefile view gpu kernels requests scenarios server export service; do
+	for f in project process crash tracefile view gpu kernels requests scenarios server export \
+		service discovery; do
 		files+=("$ROOT/tests/$f.sh")
 	done
 	for f in "$ROOT"/tests/hostile_*.sh; do [ -e "$f" ] && files+=("$f"); done

@@ -794,6 +794,8 @@ static int trace(const struct args *a)
 	struct attach_opts ao = { .pid = a->pid,
 				  .argv = a->argv,
 				  .watch = a->watch,
+				  .comms = a->comms,
+				  .nr_comms = a->nr_comms,
 				  .follow_forks = a->follow,
 				  .all_bos = a->all_bos,
 				  .ringbuf_mb = a->ringbuf_mb,

@@ -69,6 +69,12 @@ SAME(MODEL_PL_VRAM, GMT_PL_VRAM);
 SAME(MODEL_PROBE_ATTACHED, GMT_PROBE_ATTACHED);
 SAME(MODEL_PROBE_SKIPPED, GMT_PROBE_SKIPPED);
 SAME(MODEL_PROBE_FAILED, GMT_PROBE_FAILED);
+SAME(MODEL_JOIN_EXEC, GMT_JOIN_EXEC);
+SAME(MODEL_JOIN_MAP, GMT_JOIN_MAP);
+SAME(MODEL_JOIN_SCAN, GMT_JOIN_SCAN);
+SAME(MODEL_JOIN_LATE, GMT_JOIN_LATE);
+SAME(MODEL_JOIN_PID, GMT_JOIN_PID);
+SAME(MODEL_JOIN_COMMAND, GMT_JOIN_COMMAND);
 SAME(MODEL_END_TARGET_EXIT, GMT_END_TARGET_EXIT);
 SAME(MODEL_END_SIGNAL, GMT_END_SIGNAL);
 SAME(MODEL_END_DURATION, GMT_END_DURATION);
@@ -292,8 +298,12 @@ static void on_probe(struct model *m, const struct gmt_probe *e)
 static void on_proc(struct model_proc *p, const struct gmt_proc *e)
 {
 	p->ppid = e->ppid;
-	copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
-	copy_str(p->exe, sizeof(p->exe), e->exe, sizeof(e->exe));
+	/* read from /proc after it was found: a process gone by then is named
+	 * by its exec or JOIN record */
+	if (e->comm[0])
+		copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
+	if (e->exe[0])
+		copy_str(p->exe, sizeof(p->exe), e->exe, sizeof(e->exe));
 	free(p->cmdline);
 	p->cmdline = dup_tail(e->cmdline, strnlen(e->cmdline, e->cmdline_len));
 }
@@ -372,6 +382,28 @@ static void on_exec(struct model_proc *p, const struct gmt_exec *e)
 	p->exec_ts = e->hdr.ts_ns;
 }
 
+/* how it came to be traced: the first record says (BPF's and the
+ * /proc scan's may both come; the earlier is when tracing began). A pid
+ * that exited before is a new process now, as at a fork. */
+static void on_join(struct model *m, const struct gmt_join *e)
+{
+	struct model_proc *p = model__proc(m, e->hdr.pid);
+
+	if (p && p->exited && e->hdr.ts_ns > p->exit_ts) {
+		HASH_DEL(m->by_pid, p);
+		m->pids_reused++;
+	}
+	p = get_proc(m, e->hdr.pid, e->hdr.ts_ns);
+	if (!p || (p->traced_ts && p->traced_ts <= e->hdr.ts_ns))
+		return;
+	p->join = e->how >= MODEL_JOIN_EXEC && e->how <= MODEL_JOIN_COMMAND ? e->how : 0;
+	p->traced_ts = e->hdr.ts_ns;
+	p->start_ts = e->start_ns;
+	copy_str(p->join_what, sizeof(p->join_what), e->what, sizeof(e->what));
+	if (!p->comm[0])
+		copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
+}
+
 static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork *e)
 {
 	struct model_proc *c;
@@ -402,6 +434,8 @@ static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork
 		return;
 	c->ppid = p->pid;
 	c->followed = true;
+	c->join = MODEL_JOIN_FORK;
+	c->start_ts = c->traced_ts = e->hdr.ts_ns;
 	copy_str(c->comm, sizeof(c->comm), e->comm, sizeof(e->comm));
 	memcpy(c->exe, p->exe, sizeof(c->exe));
 	memcpy(c->cgroup, p->cgroup, sizeof(c->cgroup)); /* a child starts in its parent's */
@@ -1049,6 +1083,9 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 		m->mem_total = ((const struct gmt_meminfo *)e)->total_kb << 10;
 		m->mem_available = ((const struct gmt_meminfo *)e)->available_kb << 10;
 		m->swap_free = ((const struct gmt_meminfo *)e)->swap_free_kb << 10;
+		break;
+	case GMT_EV_JOIN:
+		on_join(m, (const void *)e);
 		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;

@@ -93,6 +93,16 @@ enum model_drm_field {
 #define MODEL_PL_TT 1
 #define MODEL_PL_VRAM 2
 enum model_probe_status { MODEL_PROBE_ATTACHED = 1, MODEL_PROBE_SKIPPED, MODEL_PROBE_FAILED };
+/* how a process came to be traced; 0: not told (an older recording) */
+enum model_join {
+	MODEL_JOIN_EXEC = 1, /* --watch: it exec'd a name of --comm, traced from there */
+	MODEL_JOIN_MAP,	     /* --watch: it mapped a GPU library or device node */
+	MODEL_JOIN_SCAN,     /* --watch: already running when tracing began */
+	MODEL_JOIN_LATE,     /* --watch: found late, by the /proc scan */
+	MODEL_JOIN_PID,	     /* -p */
+	MODEL_JOIN_COMMAND,  /* -- CMD: started by the tracer */
+	MODEL_JOIN_FORK,     /* a child of a traced process, from its fork */
+};
 /* why tracing stopped; 0: not told (a trace cut short) */
 enum model_end {
 	MODEL_END_TARGET_EXIT = 1,
@@ -241,6 +251,12 @@ struct model_proc {
 	char *env; /* "NAME=value\0"...: the settings of gmt_proc_env */
 	size_t env_len;
 	bool followed; /* a child added by -f */
+	/* how and when it came to be traced: traced_ts, the time tracing of it
+	 * began; start_ts, when it started (0: not known); join_what, the file
+	 * whose mapping made it a GPU process (MODEL_JOIN_MAP) */
+	enum model_join join;
+	__u64 start_ts, traced_ts;
+	char join_what[32];
 	__u64 first_ts, exec_ts, exit_ts;
 	bool exited;
 	bool summarize; /* about to become a count (summarize_procs) */

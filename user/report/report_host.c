@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* a process on the host, in both reports: its memory (RSS by member, its
  * /proc status, the timeline, page faults, mappings, the brk heap), its
- * cgroup's limit, its threads and its exit */
+ * cgroup's limit, its threads and its exit, and how long after its start
+ * tracing of it began */
 #include <json-c/json.h>
 #include "common/json_util.h"
 #include <stdlib.h>
@@ -197,7 +198,76 @@ void print_exit(FILE *out, const struct model *m, const struct model_proc *p)
 			model__secs(m, p->exit_ts));
 }
 
+/* seconds from its start to its tracing; < 0: its start is not known */
+static double traced_from(const struct model_proc *p)
+{
+	if (!p->start_ts || !p->traced_ts)
+		return -1;
+	return p->traced_ts > p->start_ts ? (p->traced_ts - p->start_ts) / 1e9 : 0;
+}
+
+void print_traced(FILE *out, const struct model_proc *p)
+{
+	double s = traced_from(p);
+	char after[48] = "";
+
+	if (s >= 0)
+		snprintf(after, sizeof(after), ", %.3f s after it started", s);
+	switch (p->join) {
+	case MODEL_JOIN_EXEC:
+		fprintf(out, "  traced   from its exec%s: --watch found its name\n", after);
+		break;
+	case MODEL_JOIN_MAP:
+		fprintf(out,
+			"  traced   from when it mapped %s%s (--watch): what it did before is "
+			"not seen\n",
+			p->join_what[0] ? p->join_what : "a GPU file", after);
+		break;
+	case MODEL_JOIN_SCAN:
+		fprintf(out,
+			"  traced   from tracing's start%s: it was running already; requests "
+			"before that are not counted\n",
+			after);
+		break;
+	case MODEL_JOIN_LATE:
+		fprintf(out,
+			"  traced   late%s, found by a /proc scan: BPF saw neither an exec of a "
+			"--comm name nor a GPU mapping (a record lost, or no mapping); requests "
+			"before that are not counted\n",
+			after);
+		break;
+	case MODEL_JOIN_PID:
+		fprintf(out,
+			"  traced   from the attach (-p)%s: requests before that are not counted\n",
+			after);
+		break;
+	case MODEL_JOIN_COMMAND:
+		fprintf(out, "  traced   from its first instruction: gpumemtrace started it\n");
+		break;
+	case MODEL_JOIN_FORK:
+		fprintf(out, "  traced   from its fork: a child of a traced process\n");
+		break;
+	}
+}
+
 /* --json */
+
+static const char *const join_names[] = {
+	[MODEL_JOIN_EXEC] = "exec",    [MODEL_JOIN_MAP] = "gpu_mapping",
+	[MODEL_JOIN_SCAN] = "running", [MODEL_JOIN_LATE] = "late_scan",
+	[MODEL_JOIN_PID] = "attached", [MODEL_JOIN_COMMAND] = "command",
+	[MODEL_JOIN_FORK] = "fork",
+};
+
+void traced_json(struct json_object *proc, const struct model *m, const struct model_proc *p)
+{
+	double s = traced_from(p);
+
+	add(proc, "traced_how", p->join ? str(join_names[p->join]) : NULL);
+	add(proc, "traced_at_s", p->traced_ts ? num(model__secs(m, p->traced_ts)) : NULL);
+	add(proc, "traced_from_s", s >= 0 ? num(s) : NULL);
+	add(proc, "traced_mapping", p->join == MODEL_JOIN_MAP ? str(p->join_what) : NULL);
+}
 
 static struct json_object *rss_json(const struct model *m, const struct model_proc *p)
 {

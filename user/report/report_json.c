@@ -22,6 +22,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "llama_state", llama_state_json(&p->lstate));
 	add(o, "cmdline", str(p->cmdline));
 	add(o, "followed", json_object_new_boolean(p->followed));
+	traced_json(o, m, p);
 	exit_json(o, m, p);
 	host_json(o, m, p, opts);
 	add(o, "gpu", gpu_json(m, p));

@@ -36,6 +36,9 @@ void print_host(FILE *out, const struct model *m, const struct model_proc *p,
 void host_json(struct json_object *proc, const struct model *m, const struct model_proc *p,
 	       const struct report_opts *o);
 void print_exit(FILE *out, const struct model *m, const struct model_proc *p);
+/* how it came to be traced, how long after its start, and what that left out */
+void print_traced(FILE *out, const struct model_proc *p);
+void traced_json(struct json_object *proc, const struct model *m, const struct model_proc *p);
 void exit_json(struct json_object *proc, const struct model *m, const struct model_proc *p);
 struct json_object *mem_limit_json(const struct model_proc *p);
 

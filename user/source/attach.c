@@ -796,6 +796,20 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 	return 0;
 }
 
+/* --watch: BPF finds processes at their exec (a name of --comm) and at
+ * their first GPU mapping, not the tracer's own or its helpers' */
+static void watch_names(struct attach *a, const struct attach_opts *o)
+{
+	struct gmt_bpf__rodata *r = a->skel->rodata;
+	size_t i, max = sizeof(r->watch_comms) / sizeof(r->watch_comms[0]);
+
+	r->watch_on = o->watch;
+	r->self_tgid = getpid();
+	for (i = 0; o->watch && i < o->nr_comms && i < max; i++)
+		strncpy((char *)r->watch_comms[i], o->comms[i], sizeof(r->watch_comms[i]) - 1);
+	r->nr_watch_comms = i;
+}
+
 static int open_and_load(struct attach *a, const struct attach_opts *o, const char **why,
 			 char (*refused)[240])
 {
@@ -810,6 +824,7 @@ static int open_and_load(struct attach *a, const struct attach_opts *o, const ch
 	a->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	/* --watch: the targets are the map's, which also takes their children */
 	a->skel->rodata->follow_forks = o->follow_forks || o->watch;
+	watch_names(a, o);
 	a->skel->rodata->all_bos = o->all_bos;
 	/* stack slices for unwinding by CFI, where frame pointers stop short:
 	 * whole in a process started here, until its first request; after

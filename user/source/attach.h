@@ -13,9 +13,11 @@ struct attach;
 struct gmt_bpf;
 
 struct attach_opts {
-	pid_t pid;   /* trace this process, or */
-	char **argv; /* start this command, traced from its first instruction, or */
-	bool watch;  /* none yet: the collector adds them (--watch) */
+	pid_t pid;		  /* trace this process, or */
+	char **argv;		  /* start this command, traced from its first instruction, or */
+	bool watch;		  /* none yet: the collector adds them (--watch) */
+	const char *const *comms; /* --watch: names BPF finds at their exec */
+	size_t nr_comms;
 	bool follow_forks;
 	bool all_bos; /* -a: kernel GPU buffers of every process */
 	unsigned int ringbuf_mb;

@@ -125,6 +125,11 @@ static int on_ring(void *ctx, void *data, size_t size)
 	case GMT_EV_SIGNAL:
 		on_signal(c, data);
 		return 0;
+	case GMT_EV_JOIN:
+		/* BPF found it (--watch): the record, then what joining it sends */
+		emit(c, e);
+		targets__join(c->targets, e->pid, TARGETS_SEEN);
+		return 0;
 	case GMT_EV_EXEC:
 		targets__exec(c->targets, e->pid);
 		break;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -37,6 +38,26 @@ void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
 	for (i = 0; i + 1 < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
+}
+
+__u64 procfs__start_ns(__u32 pid)
+{
+	struct timespec boot, mono;
+	char stat[1024], *p;
+	double start;
+	int i;
+
+	procfs__read(pid, "stat", stat, sizeof(stat));
+	p = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
+	/* starttime is field 22; after the name, field 3 */
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || clock_gettime(CLOCK_BOOTTIME, &boot) || clock_gettime(CLOCK_MONOTONIC, &mono))
+		return 0;
+	/* since boot, suspended time included; the monotonic clock leaves it out */
+	start = strtoull(p + 1, NULL, 10) * (1e9 / sysconf(_SC_CLK_TCK)) -
+		((boot.tv_sec - mono.tv_sec) * 1e9 + (boot.tv_nsec - mono.tv_nsec));
+	return start > 0 ? (__u64)start : 0;
 }
 
 /* "Uid:\tREAL\tEFFECTIVE\tSAVED\tFS": the fourth */

@@ -341,10 +341,26 @@ void samples__maps_rss(struct samples *c, const __u32 *pids, size_t n)
 		emit_map_rss(c, pids[i]);
 }
 
-/* the baseline first: the process's timeline starts at its first record;
- * a started command has nothing to sample before its exec */
-void samples__join(struct samples *c, __u32 pid, bool spawned)
+/* how it came to be traced (enum gmt_join_how), and when it started: the
+ * report says how long after its start tracing began */
+static void emit_join(struct samples *c, __u32 pid, __u32 how)
 {
+	struct gmt_join j = { .how = how };
+
+	event__init(&j.hdr, GMT_EV_JOIN, sizeof(j), event__now_ns(), pid);
+	j.start_ns = procfs__start_ns(pid);
+	procfs__read(pid, "comm", j.comm, sizeof(j.comm));
+	j.comm[strcspn(j.comm, "\n")] = 0;
+	emit(c, &j.hdr);
+}
+
+/* the baseline first: the process's timeline starts at its first record;
+ * a started command has nothing to sample before its exec. how: the JOIN
+ * record to make (0: BPF sent one) */
+void samples__join(struct samples *c, __u32 pid, bool spawned, __u32 how)
+{
+	if (how)
+		emit_join(c, pid, how);
 	if (!spawned)
 		emit_rss_baseline(c, pid);
 	emit_proc(c, pid, spawned);

@@ -19,8 +19,9 @@ void samples__free(struct samples *s);
 /* NVML, where there is an NVIDIA driver: a probe record says whether */
 void samples__start_nvml(struct samples *s);
 /* pid joins the targets: spawned, a command we started that has not run
- * yet (nothing to sample, our own environment and command line) */
-void samples__join(struct samples *s, __u32 pid, bool spawned);
+ * yet (nothing to sample, our own environment and command line); how, the
+ * JOIN record to make first (enum gmt_join_how; 0: BPF made one) */
+void samples__join(struct samples *s, __u32 pid, bool spawned, __u32 how);
 /* one interval's samples of these pids, and of the host */
 void samples__tick(struct samples *s, const __u32 *pids, size_t n);
 /* the resident bytes of each pid's anonymous areas (smaps: costly) */

@@ -5,6 +5,7 @@
  *
  *              join             fork (child)  exec            mapped   exit
  * BPF targets  add (--watch)    (BPF follows) -               -        -
+ *              (or BPF did: its JOIN record, at an exec or GPU mapping)
  * bpfmaps      restart, code    restart       restart         -        leave
  *              (code also on the reader thread: exec, mapped, fork)
  * samples      join records     -             -               -        -
@@ -93,17 +94,38 @@ static void remove_pid(struct targets *t, __u32 pid)
 		}
 }
 
+/* the JOIN record's how (0: BPF sent it) */
+static __u32 join_how(enum targets_how how)
+{
+	switch (how) {
+	case TARGETS_ATTACHED:
+		return GMT_JOIN_PID;
+	case TARGETS_SPAWNED:
+		return GMT_JOIN_COMMAND;
+	case TARGETS_FOUND:
+		return GMT_JOIN_SCAN;
+	case TARGETS_LATE:
+		return GMT_JOIN_LATE;
+	default:
+		return 0;
+	}
+}
+
 void targets__join(struct targets *t, __u32 pid, enum targets_how how)
 {
 	bool running = how != TARGETS_SPAWNED;
+	bool found = how == TARGETS_FOUND || how == TARGETS_LATE || how == TARGETS_SEEN;
 	char comm[32];
 
-	if (how == TARGETS_FOUND &&
+	/* BPF and the scan may both find it: the first joins it */
+	if (found && has(t, pid))
+		return;
+	if ((how == TARGETS_FOUND || how == TARGETS_LATE) &&
 	    (t->nr_pids == MAX_PIDS || !bpfmaps__add_target(t->d.maps, pid)))
 		return;
 	if (add(t, pid) > 0)
 		bpfmaps__restart(t->d.maps, pid);
-	samples__join(t->d.samples, pid, !running);
+	samples__join(t->d.samples, pid, !running, join_how(how));
 	if (running)
 		symbolizer__refresh(t->d.sym, pid);
 	bpfmaps__push_code(t->d.maps, pid);
@@ -112,7 +134,7 @@ void targets__join(struct targets *t, __u32 pid, enum targets_how how)
 	/* a started command has not run yet: what it maps comes with its mmaps */
 	if (running && t->d.gpu)
 		gpulib__scan(t->d.gpu, pid);
-	if (how == TARGETS_FOUND && !t->d.quiet) {
+	if (found && !t->d.quiet) {
 		procfs__read(pid, "comm", comm, sizeof(comm));
 		comm[strcspn(comm, "\n")] = 0;
 		fprintf(stderr, "gpumemtrace: tracing pid %u (%s)\n", pid, comm);
@@ -173,13 +195,14 @@ void targets__discover(struct targets *t)
 {
 	__u32 pids[64];
 	size_t i, n;
+	bool late;
 
 	if (!t->watch)
 		return;
 	do {
-		n = watch__scan(t->watch, event__now_ns(), pids, 64);
+		n = watch__scan(t->watch, event__now_ns(), pids, 64, &late);
 		for (i = 0; i < n; i++)
-			targets__join(t, pids[i], TARGETS_FOUND);
+			targets__join(t, pids[i], late ? TARGETS_LATE : TARGETS_FOUND);
 	} while (n == 64);
 }
 

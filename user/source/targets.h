@@ -35,7 +35,9 @@ struct targets_deps {
 enum targets_how {
 	TARGETS_ATTACHED, /* -p: running */
 	TARGETS_SPAWNED,  /* a command we started, not yet exec'd */
-	TARGETS_FOUND,	  /* --watch found it: BPF is told to follow it */
+	TARGETS_FOUND,	  /* --watch's /proc scan at start found it: BPF is told */
+	TARGETS_LATE,	  /* --watch's later /proc scan found it (a safety net) */
+	TARGETS_SEEN,	  /* BPF found it (--watch): at its exec or GPU mapping */
 };
 
 /* NULL when out of memory */

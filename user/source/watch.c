@@ -5,20 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 #include "procfs.h"
 #include "watch.h"
 
-/* a process's name and mappings are looked at each scan while it is
- * younger than this (by its start time), then once a minute */
-#define YOUNG_NS (30ull * 1000000000ull)
-#define FULL_NS (60ull * 1000000000ull)
+/* BPF finds new processes as they exec or map a GPU file; /proc is
+ * looked at in full at start, for what was already running, then once a
+ * minute, as a safety net for what BPF could not say (its record lost to a
+ * full ring buffer, a 32-bit process, a GPU used without a mapping) */
+#define SAFETY_NS (60ull * 1000000000ull)
 
 struct seen {
 	__u32 pid;
-	__s64 young_until; /* our clock's time when it is YOUNG_NS old */
 	bool chosen;
 	bool live; /* seen in the last scan */
 	UT_hash_handle hh;
@@ -28,12 +27,14 @@ struct watch {
 	const char *const *comms;
 	size_t nr_comms;
 	__u32 self;
-	__u64 full_ns; /* the last scan that looked at every mapping */
+	__u64 full_ns; /* when the last scan began */
+	bool started;  /* the scan at start is done */
+	bool resume;   /* the last call stopped at max: the scan goes on */
 	struct seen *seen;
 };
 
 /* what a GPU process maps: an API's library, llama.cpp's GPU backends, a
- * GPU device node */
+ * GPU device node (bpf/mm.bpf.c's lists are the same, by file name) */
 static const char *const gpu_maps[] = {
 	"/libcuda.so",	      "/libvulkan.so",	  "/libamdhip64.so", "/libggml-cuda.so",
 	"/libggml-vulkan.so", "/libggml-hip.so",  "/dev/nvidia",     "/dev/dri/renderD",
@@ -67,31 +68,6 @@ static bool name_matches(const struct watch *w, __u32 pid)
 	return false;
 }
 
-/* how long ago pid started (/proc/PID/stat's starttime, since boot) */
-static __s64 age_ns(__u32 pid)
-{
-	char stat[1024], *p;
-	unsigned long long start = 0;
-	struct timespec boot;
-	int i;
-
-	procfs__read(pid, "stat", stat, sizeof(stat));
-	p = strrchr(stat, ')');
-	/* starttime is field 22; after the name, field 3 */
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || clock_gettime(CLOCK_BOOTTIME, &boot))
-		return 0;
-	start = strtoull(p + 1, NULL, 10);
-	return (__s64)boot.tv_sec * 1000000000ll + boot.tv_nsec -
-	       (__s64)(start * (1000000000.0 / sysconf(_SC_CLK_TCK)));
-}
-
-static bool young(const struct seen *s, __u64 now_ns)
-{
-	return (__s64)now_ns < s->young_until;
-}
-
 static __u32 parent(__u32 pid)
 {
 	char stat[512], *p;
@@ -119,18 +95,20 @@ static bool maps_gpu(__u32 pid)
 	return found;
 }
 
-size_t watch__scan(struct watch *w, __u64 now_ns, __u32 *pids, size_t max)
+size_t watch__scan(struct watch *w, __u64 now_ns, __u32 *pids, size_t max, bool *late)
 {
 	struct seen *s, *tmp;
-	bool full = now_ns - w->full_ns >= FULL_NS;
 	struct dirent *d;
 	size_t n = 0;
 	DIR *dir;
 
+	*late = w->started;
+	if (!w->resume && w->started && now_ns - w->full_ns < SAFETY_NS)
+		return 0;
 	dir = opendir("/proc");
 	if (!dir)
 		return 0;
-	if (full)
+	if (!w->resume)
 		w->full_ns = now_ns;
 	HASH_ITER(hh, w->seen, s, tmp)
 	s->live = false;
@@ -148,11 +126,10 @@ size_t watch__scan(struct watch *w, __u64 now_ns, __u32 *pids, size_t max)
 			if (!s)
 				break;
 			s->pid = pid;
-			s->young_until = now_ns + YOUNG_NS - age_ns(pid);
 			HASH_ADD(hh, w->seen, pid, sizeof(s->pid), s);
 		}
 		s->live = true;
-		if (s->chosen || !(full || young(s, now_ns)))
+		if (s->chosen)
 			continue;
 		if (name_matches(w, pid) || maps_gpu(pid)) {
 			if (parent(pid) == w->self)
@@ -162,9 +139,11 @@ size_t watch__scan(struct watch *w, __u64 now_ns, __u32 *pids, size_t max)
 		}
 	}
 	closedir(dir);
+	w->resume = n == max;
+	w->started = w->started || !w->resume;
 	/* pids gone from /proc may come back as other processes */
 	HASH_ITER(hh, w->seen, s, tmp)
-	if (!s->live && n < max) {
+	if (!s->live && !w->resume) {
 		HASH_DEL(w->seen, s);
 		free(s);
 	}

@@ -199,6 +199,15 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "comm", strn(b->comm, sizeof(b->comm)));
 		break;
 	}
+	case GMT_EV_JOIN: {
+		const struct gmt_join *j = (const void *)e;
+
+		add(o, "how", u64(j->how));
+		add(o, "start_ns", u64(j->start_ns));
+		add(o, "comm", strn(j->comm, sizeof(j->comm)));
+		add(o, "what", strn(j->what, sizeof(j->what)));
+		break;
+	}
 	case GMT_EV_TIMINGS: {
 		const struct gmt_timings *t = (const void *)e;
 

@@ -43,6 +43,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_LLAMA_STATE] = { "llama_state", sizeof(struct gmt_llama_state) },
 	[GMT_EV_SIGNAL] = { "signal", sizeof(struct gmt_signal) },
 	[GMT_EV_TIMINGS] = { "timings", sizeof(struct gmt_timings) },
+	[GMT_EV_JOIN] = { "join", sizeof(struct gmt_join) },
 };
 
 const char *event__type_name(unsigned int type)

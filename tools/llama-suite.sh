@@ -10,14 +10,25 @@
 # need real weights fail, the same both times; those needing the OpenAI
 # client, which Debian 12 does not package, are skipped.
 #   sudo tools/llama-suite.sh [PYTEST ARGS...]   (default: unit/, the whole suite)
-#   GMT_ARGS: more options for the tracer; KEEP=DIR: keep the run's files there
-# Needs root (the tracer), make deps (pytest and the suite's packages) and a
-# built llama-server (tools/llama-server.sh). Takes about 10 minutes here.
+#   GMT: the tracer (default ./gpumemtrace); GMT_ARGS: more options for it;
+#   KEEP=DIR: keep the run's files there
+# Needs root (the tracer), make deps, and a built llama-server
+# (tools/llama-server.sh). A test gets 120 s (pytest-timeout).
+# Takes about 25 minutes here (2 cores), two runs of the suite.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 py=/usr/bin/python3
-gmt=$root/gpumemtrace
+# the suite's own Python packages, as Debian 12 has them (not make deps:
+# make test does not run the suite)
+pkgs="python3-pytest python3-pytest-timeout python3-requests python3-aiohttp python3-filelock
+python3-numpy python3-prometheus-client python3-wget"
+# shellcheck disable=SC2086 # words
+missing=$(dpkg-query -W -f '${Package} ${Status}\n' $pkgs 2>/dev/null | awk '!/ installed$/ { print $1 }')
+for p in $pkgs; do dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+# shellcheck disable=SC2086 # words
+[ -z "$missing" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+gmt=${GMT:-$root/gpumemtrace}
 dir=$(tools/llama-server.sh)
 work=${KEEP:-$(mktemp -d)}
 mkdir -p "$work"
@@ -32,10 +43,13 @@ node tools/tiny-gguf.mjs "$work/models/tiny.gguf" --ascii >/dev/null
 suite() { # suite NAME ARGS...: one run of the suite; its JUnit XML in $work/NAME.xml
 	local name=$1
 	shift
-	(cd "$work/src/tools/server/tests" &&
+	# each run from the same start: a copy of the tests and a cache of its
+	# own (the suite's router tests add and delete models there)
+	cp -r "$work/src/tools/server/tests" "$work/$name"
+	(cd "$work/$name" &&
 		SUITE_LOG=$work/$name.jsonl SUITE_MODELS=$work/models LLAMA_SERVER_BIN_PATH=$dir/llama-server \
-			PYTHONPATH=$root/tests/llama/suite:$root/tests/llama/suite/stubs \
-			timeout 1800 "$py" -m pytest -p suite_plugin -q -p no:cacheprovider \
+			LLAMA_CACHE=$work/$name/cache PYTHONPATH=$root/tests/llama/suite:$root/tests/llama/suite/stubs \
+			timeout 3600 "$py" -m pytest -p suite_plugin -q -p no:cacheprovider --timeout 120 \
 			--junitxml="$work/$name.xml" "$@" >"$work/$name.out" 2>&1) || true
 	echo "$name: $(tail -1 "$work/$name.out")"
 }

@@ -1110,3 +1110,13 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 	}
 	return buf;
 }
+
+const char *words__none(size_t steady, char *buf, size_t size)
+{
+	if (steady)
+		snprintf(buf, size, "no leak, cache or failure so far: %zu categories steady",
+			 steady);
+	else
+		snprintf(buf, size, "too few requests or samples to judge yet");
+	return buf;
+}

@@ -18,5 +18,8 @@ const char *words__evidence(const struct finding *f, const struct finding_say *e
 /* the finding in a line, as the live view shows it after its tag:
  * "host_anon +1.0 MiB/request, out of memory in ~120 requests" */
 const char *words__line(const struct finding *f, char *buf, size_t size);
+/* the live view's line when there is no verdict: `steady` categories
+ * judged steady, or none yet */
+const char *words__none(size_t steady, char *buf, size_t size);
 
 #endif

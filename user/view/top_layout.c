@@ -208,6 +208,7 @@ static size_t verdicts(struct screen *s, const struct model *m, const struct fin
 {
 	size_t i, n = 0, steady = 0;
 	struct top_line *l;
+	char buf[96];
 
 	for (i = 0; fs && i < fs->n; i++) {
 		if (fs->v[i].kind == F_STEADY || fs->v[i].kind == F_NOT_JUDGED) {
@@ -221,10 +222,7 @@ static size_t verdicts(struct screen *s, const struct model *m, const struct fin
 	if (!n) {
 		l = line(s, TA_NORMAL);
 		put(s, l, TA_GOOD, "%-11s", "OK");
-		put(s, l, TA_NORMAL,
-		    steady ? " no leak, cache or failure so far: %zu categories steady" :
-			     " too few requests or samples to judge yet",
-		    steady);
+		put(s, l, TA_NORMAL, " %s", words__none(steady, buf, sizeof(buf)));
 		return 1;
 	}
 	if (n > max && (l = line(s, TA_DIM)))

@@ -82,5 +82,10 @@ test_service_dir_keeps_bytes_and_makes_no_ghosts() {
 	for f in "$T"/rec/*.gmt; do
 		"$GMT" replay --json "$f" >"$T/replay.json" 2>"$T/replay.err" ||
 			{ echo "# $f does not replay: $(cat "$T/replay.err")"; return 1; }
+		# each says how its tracing began: found at its exec (the JOIN
+		# record that exec sent before its own record)
+		expect '[ "$(jq -r ".processes[0].traced_how" "$T/replay.json")" = exec ]' \
+			"$(basename "$f"): traced from $(jq -c ".processes[0] | [.traced_how, .traced_from_s]" "$T/replay.json")" ||
+			return 1
 	done
 }

@@ -37,7 +37,7 @@ struct pfile {
 	__u64 gone_ns; /* exited: late records of it are dropped */
 	__u64 seen_ns; /* its last record, for forgetting a quiet pid */
 	/* what the process's next file starts with */
-	struct gmt_hdr *proc, *cgroup, *env, *rss[GMT_RSS_NR];
+	struct gmt_hdr *join, *proc, *cgroup, *env, *rss[GMT_RSS_NR];
 	struct records kept, stacks;
 	UT_hash_handle hh;
 };
@@ -231,6 +231,8 @@ static int start_file(struct tracedir *d, struct pfile *f, __u64 now_ns)
 	f->started = true;
 	for (i = 0; i < d->preamble.n; i++)
 		put(d, f, d->preamble.e[i]);
+	if (f->join)
+		put(d, f, f->join);
 	if (f->proc)
 		put(d, f, f->proc);
 	if (f->cgroup)
@@ -254,10 +256,11 @@ static void pfile_clear(struct pfile *f)
 {
 	size_t i;
 
+	free(f->join);
 	free(f->proc);
 	free(f->cgroup);
 	free(f->env);
-	f->proc = f->cgroup = f->env = NULL;
+	f->join = f->proc = f->cgroup = f->env = NULL;
 	for (i = 0; i < GMT_RSS_NR; i++) {
 		free(f->rss[i]);
 		f->rss[i] = NULL;
@@ -290,6 +293,9 @@ static void remember(struct pfile *f, const struct gmt_hdr *e)
 	const struct gmt_rss *r = (const void *)e;
 
 	switch (e->type) {
+	case GMT_EV_JOIN: /* how and when tracing began: before its exec's record */
+		replace(&f->join, e);
+		break;
 	case GMT_EV_PROC:
 		replace(&f->proc, e);
 		break;
@@ -401,8 +407,15 @@ int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 	HASH_FIND(hh, d->by_pid, &e->pid, sizeof(e->pid), f);
 	if (f && f->gone_ns && starts(e))
 		forget(d, f); /* its number taken by a new process */
-	else if (f && !f->started && e->type == GMT_EV_EXEC)
-		pfile_clear(f); /* what was kept before was not this program's */
+	else if (f && !f->started && e->type == GMT_EV_EXEC) {
+		/* what was kept before was not this program's, but for the JOIN
+		 * its exec sent first */
+		struct gmt_hdr *join = f->join;
+
+		f->join = NULL;
+		pfile_clear(f);
+		f->join = join;
+	}
 	HASH_FIND(hh, d->by_pid, &e->pid, sizeof(e->pid), f);
 	if (!f && !(f = pfile_new(d, e->pid)))
 		return d->err ? d->err : -ENOMEM;

@@ -592,7 +592,9 @@ struct gmt_http {
 	__u16 status; /* RESP_*: the status code */
 	__u16 end;    /* RESP_END: enum gmt_http_end */
 	__u16 sse;    /* the response is an event stream */
-	__u32 pad;
+	/* the traced process whose connect() made the connection (a server's
+	 * proxy to itself, a router to its child); 0: another, or unknown */
+	__u32 from_pid;
 	char method[8];
 	char path[64];
 };

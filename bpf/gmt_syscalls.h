@@ -26,6 +26,7 @@ enum gmt_sys {
 	GMT_SYS_CLOSE_RANGE,
 	GMT_SYS_DUP3,
 	GMT_SYS_DUP2,
+	GMT_SYS_CONNECT,
 	GMT_SYS_NR
 };
 

@@ -12,6 +12,7 @@
 #include "syscalls.bpf.h"
 #include "http_parse.bpf.h"
 #include "timings_parse.bpf.h"
+#include <bpf/bpf_endian.h>
 
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
@@ -30,6 +31,7 @@ struct conn {
 	__u8 responding, sse, tls, seen;
 	__u8 waiting; /* requests not yet answered, up to 64 */
 	__u8 gone;    /* the client's end said so: once per request */
+	__u32 from;   /* the traced process that connected; 0: another */
 };
 
 struct {
@@ -38,6 +40,15 @@ struct {
 	__type(key, __u64); /* tgid << 32 | fd */
 	__type(value, struct conn);
 } conns SEC(".maps");
+
+/* a new connection's entry is made here, per CPU: off the stack, which
+ * the sys_exit program shares with peer_of's */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct conn);
+} conn_new SEC(".maps");
 
 /* the bytes of one call on one direction: a buffer, or the pieces of an
  * iovec array after the first. Per CPU, not on the stack: bpf_loop's steps
@@ -72,21 +83,148 @@ static __always_inline bool is_socket(int fd)
 	return (mode & S_IFMT) == S_IFSOCK;
 }
 
+static __always_inline struct sock *fd_sock(int fd)
+{
+	struct file *f = fd_file(fd);
+	struct socket *so;
+
+	if (!f)
+		return NULL;
+	so = BPF_CORE_READ(f, private_data);
+	return so ? BPF_CORE_READ(so, sk) : NULL;
+}
+
 #define RCV_SHUTDOWN 1
 
 /* the peer has closed its end (its FIN came): an answer written now goes
  * to no one, unless the client half-closed on purpose (rare in HTTP) */
 static __always_inline bool peer_closed(int fd)
 {
-	struct file *f = fd_file(fd);
-	struct socket *so;
+	struct sock *sk = fd_sock(fd);
+
+	return sk && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & RCV_SHUTDOWN);
+}
+
+#define AF_INET 2
+#define AF_INET6 10
+#define SOCK_STREAM 1
+#define EINPROGRESS 115
+
+/* A TCP connection as its client sees it: its own address and port, then
+ * the server's (IPv4 as IPv4-mapped IPv6), in its network namespace. The
+ * client's connect() puts it here when a target makes it; a target's
+ * server looks its connection up at its first read, to tell a request a
+ * traced process sent (llama-server's proxy to itself, a router to its
+ * child servers) from a client's. */
+struct peer_key {
+	__u32 netns;
+	__u16 cport, sport; /* host order */
+	__u8 caddr[16], saddr[16];
+};
+
+struct peer {
+	__u32 tgid, pad;
+	__u64 sk; /* the client's socket: still this connection when looked up? */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct peer_key);
+	__type(value, struct peer);
+} peers SEC(".maps");
+
+static __always_inline void mapped4(__u8 *to, __be32 a)
+{
+	__builtin_memset(to, 0, 10);
+	to[10] = to[11] = 0xff;
+	__builtin_memcpy(to + 12, &a, 4);
+}
+
+/* sk's two ends: local (address, port) and remote, into the key's client
+ * or server half as `local_is_client` says; false for all but TCP/IP */
+static __always_inline bool tcp_ends(struct sock *sk, bool local_is_client, struct peer_key *k)
+{
+	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u8 *local = local_is_client ? k->caddr : k->saddr;
+	__u8 *remote = local_is_client ? k->saddr : k->caddr;
+	__u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	__u16 rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+
+	if (BPF_CORE_READ(sk, sk_socket, type) != SOCK_STREAM)
+		return false;
+	if (fam == AF_INET) {
+		mapped4(local, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
+		mapped4(remote, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else if (fam == AF_INET6) {
+		bpf_core_read(local, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_core_read(remote, 16, &sk->__sk_common.skc_v6_daddr);
+	} else {
+		return false;
+	}
+	k->cport = local_is_client ? lport : rport;
+	k->sport = local_is_client ? rport : lport;
+	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return k->cport && k->sport;
+}
+
+/* connect(fd, ...) returned 0 or EINPROGRESS: the client's ports are set */
+static __always_inline void on_connect(int fd, long ret)
+{
+	struct peer_key k = {};
+	struct peer v = { .tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct sock *sk;
 
-	if (!f)
-		return false;
-	so = BPF_CORE_READ(f, private_data);
-	sk = so ? BPF_CORE_READ(so, sk) : NULL;
-	return sk && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & RCV_SHUTDOWN);
+	if (ret && ret != -EINPROGRESS)
+		return;
+	sk = fd_sock(fd);
+	if (!sk || !tcp_ends(sk, true, &k))
+		return;
+	v.sk = (__u64)sk;
+	bpf_map_update_elem(&peers, &k, &v, BPF_ANY);
+}
+
+/* the traced process whose connect made the server's connection on fd:
+ * taken from the map once found, and only while the client's socket is
+ * still that connection (a port reused later by another client is not) */
+/* the two keys peer_of compares: per CPU, off the stack, which the
+ * caller's connection fills */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct peer_key[2]);
+} peer_keys SEC(".maps");
+
+/* the traced process whose connect made the server's connection on fd:
+ * taken from the map once found, and only while the client's socket is
+ * still that connection (a port reused later by another client is not) */
+static __noinline __u32 peer_of(int fd)
+{
+	struct sock *sk = fd_sock(fd), *csk;
+	struct peer_key *k;
+	struct peer *v;
+	__u32 tgid, zero = 0;
+
+	k = bpf_map_lookup_elem(&peer_keys, &zero);
+	if (!k || !sk)
+		return 0;
+	__builtin_memset(k, 0, 2 * sizeof(*k));
+	if (!tcp_ends(sk, false, &k[0]))
+		return 0;
+	v = bpf_map_lookup_elem(&peers, &k[0]);
+	if (!v)
+		return 0;
+	tgid = v->tgid;
+	csk = (struct sock *)v->sk;
+	bpf_map_delete_elem(&peers, &k[0]);
+	if (!tcp_ends(csk, true, &k[1]))
+		return 0;
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*k) / 4); i++)
+		if (((__u32 *)&k[0])[i] != ((__u32 *)&k[1])[i])
+			return 0;
+	return tgid;
 }
 
 static __always_inline struct gmt_http *http_event(struct conn *c, int fd, __u16 kind)
@@ -103,7 +241,7 @@ static __always_inline struct gmt_http *http_event(struct conn *c, int fd, __u16
 	e->bytes_out = c->bytes_out;
 	e->end = 0;
 	e->sse = c->sse;
-	e->pad = 0;
+	e->from_pid = c->from;
 	__builtin_memset(e->method, 0, sizeof(e->method));
 	__builtin_memset(e->path, 0, sizeof(e->path));
 	return e;
@@ -350,15 +488,21 @@ static __always_inline void on_read(int fd, __u64 buf, __u64 avail, __u64 iov, _
 		if (!is_socket(fd))
 			return;
 		/* a connection accepted before tracing, or a new one */
-		struct conn n = { .id = bpf_ktime_get_ns() };
+		__u32 zero = 0;
+		struct conn *n = bpf_map_lookup_elem(&conn_new, &zero);
 
-		http__init(&n.req, 0);
-		http__init(&n.resp, 1);
-		n.tls = b[0] == 0x16;
-		bpf_map_update_elem(&conns, &key, &n, BPF_NOEXIST);
+		if (!n)
+			return;
+		__builtin_memset(n, 0, sizeof(*n));
+		n->id = bpf_ktime_get_ns();
+		http__init(&n->req, 0);
+		http__init(&n->resp, 1);
+		n->tls = b[0] == 0x16;
+		bpf_map_update_elem(&conns, &key, n, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&conns, &key);
 		if (!c)
 			return;
+		c->from = peer_of(fd);
 		if (c->tls) {
 			if ((e = http_event(c, fd, GMT_HTTP_TLS)))
 				gmt_submit(e);
@@ -549,6 +693,9 @@ int BPF_PROG(tp_req_sys_exit, struct pt_regs *regs, long ret)
 			flags = a[2];
 	} else if (nr == sys_nr[GMT_SYS_SENDFILE]) {
 		on_sendfile(a[0], ret);
+		return 0;
+	} else if (nr == sys_nr[GMT_SYS_CONNECT]) {
+		on_connect(a[0], ret);
 		return 0;
 	} else {
 		on_ends(nr, a, ret);

@@ -195,3 +195,31 @@ test_http_peek_vectors_close_range_dup2() {
 	node "$ROOT/tests/http/undump.mjs" "$T/e.gmt" >"$T/raw" || return 1
 	expect '! grep -qa "$secret" "$T/raw"' "the secret is nowhere in the recording"
 }
+
+# Requests a traced process sends (tests/http/peers.py): to itself over
+# IPv4 (its IPv6 socket sees an IPv4-mapped address) and IPv6, from a child
+# it forks (traced, -f), and a connection to itself with no request; each
+# marked with its sender. A client not traced is marked with none.
+test_http_requests_a_traced_process_sends() {
+	need_root
+	local pid port r=$T/gmt.out q='.processes[] | select(.pid == $p) | .requests'
+	mkfifo "$T/ready" "$T/hold"
+	python3 "$ROOT/tests/http/peers.py" "$T/ready" "$T/hold" >"$T/sent.json" 2>"$T/err" &
+	pid=$!
+	port=$(await_line "$T/ready" "$pid" "tests/http/peers.py" "$T/err") || return 1
+	start_tracer record -o "$T/p.gmt" --json -f -p "$pid" || return 1
+	python3 -c 'import sys, urllib.request as u; u.urlopen(f"http://127.0.0.1:{sys.argv[1]}/outside", timeout=30).read()' \
+		"$port" || return 1
+	echo go >"$T/hold"
+	wait_tracer || return 1
+	expect '[ "$(jq -c .self "$T/sent.json")" = "[\"self-v4\",\"self-v6\"]" ] &&
+		[ "$(jq ".child | length" "$T/sent.json")" = 1 ]' "the server sent: $(cat "$T/sent.json" "$T/err")" ||
+		return 1
+	expect '[ "$(jq -c --argjson p "$pid" "[$q[] | [.path, .status, .sent_by]]" "$r")" = "[[\"/outside\",200,null],[\"/self-v4\",200,{\"pid\":$pid,\"comm\":\"python3\",\"itself\":true}],[\"/self-v6\",200,{\"pid\":$pid,\"comm\":\"python3\",\"itself\":true}],[\"/child\",200,{\"pid\":$(jq .child[0].pid "$T/sent.json"),\"comm\":\"python3\",\"itself\":false}]]" ]' \
+		"each request with its sender: $(jq -c --argjson p "$pid" "[$q[] | [.path, .status, .sent_by]]" "$r")" ||
+		return 1
+	# the text report says it, from the recording alone
+	"$GMT" replay "$T/p.gmt" >"$T/replay.txt" 2>&1 || return 1
+	expect 'grep -q "^HTTP requests of pid $pid (python3): 4 (2 sent by the server itself, 1 by traced pid $(jq .child[0].pid "$T/sent.json") (python3))" "$T/replay.txt"' \
+		"the replay's header: $(grep "HTTP requests" "$T/replay.txt")"
+}

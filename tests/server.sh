@@ -14,17 +14,22 @@ need_llama_server() {
 
 # start_server ARGS...: llama-server on a port of its own (SERVER_PID, PORT),
 # with a tiny random-weight model ($T/tiny.gguf, written with TINY_ARGS for
-# tiny-gguf.mjs unless it is there); its log in $T/server.log; returns once
-# it listens
+# tiny-gguf.mjs unless it is there; with ROUTER set, a router serving
+# $T/models/, the model there as "tiny"); its log in $T/server.log; returns
+# once it listens
 start_server() {
-	local line
+	local line model=(-m "$T/tiny.gguf")
 	# shellcheck disable=SC2086 # words
 	[ -f "$T/tiny.gguf" ] ||
 		node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" ${TINY_ARGS:-} >/dev/null || return 1
+	if [ -n "${ROUTER:-}" ]; then
+		mkdir -p "$T/models" && ln -f "$T/tiny.gguf" "$T/models/tiny.gguf" || return 1
+		model=(--models-dir "$T/models")
+	fi
 	rm -f "$T/server.fifo"
 	mkfifo "$T/server.fifo"
 	# shellcheck disable=SC2086 # SERVER_WRAP: words before the server
-	${SERVER_WRAP:-} "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" --host 127.0.0.1 --port 0 \
+	${SERVER_WRAP:-} "$LLAMA_DIR/llama-server" "${model[@]}" --host 127.0.0.1 --port 0 \
 		--metrics --no-warmup "$@" >"$T/server.fifo" 2>&1 &
 	SERVER_PID=$!
 	exec 4<"$T/server.fifo"
@@ -1136,4 +1141,64 @@ test_server_speculative_decoding() {
 			compare || return 1
 		fi
 	done
+}
+
+# llama-server's proxy (--ui-mcp-proxy) fetching its own /models: the
+# request it sends itself is marked so, in the report, the replay and the
+# metrics; the client's own /models is not
+test_server_proxy_fetches_its_own_models() {
+	need_llama_server || return 1
+	local q='.processes[0].requests' m=$T/m.prom i
+	start_server -np 1 -c 512 -t 1 --ui-mcp-proxy || return 1
+	start_tracer record -o "$T/s.gmt" --json -i 0.2 --metrics-file "$m" -p "$SERVER_PID" ||
+		return 1
+	python3 "$ROOT/tests/llama/sends.py" "$PORT" "GET /cors-proxy?url=http://127.0.0.1:$PORT/models" \
+		"GET /models" >"$T/client.json" || return 1
+	# the metrics count it while the server runs (they leave with it)
+	for ((i = 0; i < 100; i++)); do
+		grep -q "^gpumemtrace_http_requests_sent_by_traced_total{.*sender=\"itself\"} 1$" "$m" 2>/dev/null &&
+			break
+		read -r -t 0.1 <> <(:) || true
+	done
+	expect 'grep -q "^gpumemtrace_http_requests_sent_by_traced_total{pid=\"$SERVER_PID\".*sender=\"itself\"} 1$" "$m" &&
+		! grep -q "sender=\"other\"" "$m"' "the metrics: $(grep sent_by "$m")" || return 1
+	stop_server
+	wait_tracer || return 1
+	expect '[ "$(jq -c "[.[] | [.path, .status]]" "$T/client.json")" = "[[\"/cors-proxy\",200],[\"/models\",200]]" ]' \
+		"the client's: $(cat "$T/client.json")" || return 1
+	expect '[ "$(jq -c "[$q[] | [.path, .status, .sent_by]]" "$T/gmt.out")" = "[[\"/cors-proxy\",200,null],[\"/models\",200,{\"pid\":$SERVER_PID,\"comm\":\"llama-server\",\"itself\":true}],[\"/models\",200,null]]" ]' \
+		"each request with its sender: $(jq -c "[$q[] | [.path, .status, .sent_by]]" "$T/gmt.out")" ||
+		return 1
+	# the answer the proxy fetched is the one it passed on, and the
+	# client's own /models the same
+	expect '[ "$(jq "$q[2].bytes_out - $q[1].bytes_out" "$T/gmt.out")" = 0 ]' \
+		"the proxied /models and the client's alike: $(jq -c "[$q[] | .bytes_out]" "$T/gmt.out")" || return 1
+	"$GMT" replay "$T/s.gmt" >"$T/replay.txt" 2>&1 || return 1
+	expect 'grep -q "^HTTP requests of pid $SERVER_PID (llama-server): 3 (1 sent by the server itself)$" "$T/replay.txt"' \
+		"the replay's header: $(grep "HTTP requests" "$T/replay.txt")"
+}
+
+# A router (--models-dir) passes each request for a model to a child
+# llama-server it starts: the child's requests are marked as the router's,
+# as many as the router's log says it proxied; the client's to the router
+# are not marked
+test_server_router_requests_to_its_child() {
+	need_llama_server || return 1
+	local body='{"model": "tiny", "prompt": "hello", "n_predict": 4}' r=$T/gmt.out
+	local rq='.processes[] | select(.pid == $p) | .requests' cq='.processes[] | select(.pid != $p) | .requests[]'
+	ROUTER=1 start_server -np 1 -c 512 -t 1 || return 1
+	start_tracer --json -f -p "$SERVER_PID" || return 1
+	python3 "$ROOT/tests/llama/sends.py" "$PORT" "POST /completion $body" "POST /completion $body" \
+		"GET /models" "POST /tokenize {\"model\": \"tiny\", \"content\": \"hello\"}" \
+		>"$T/client.json" || return 1
+	stop_server
+	wait_tracer || return 1
+	expect '[ "$(jq -c --argjson p "$SERVER_PID" "[$rq[] | [.method, .path, .status, .sent_by]]" "$r")" = "$(jq -c "[.[] | [.method, .path, .status, null]]" "$T/client.json")" ]' \
+		"the router's requests, the client's, none marked: $(jq -c --argjson p "$SERVER_PID" "[$rq[] | [.path, .status, .sent_by]]" "$r") vs $(cat "$T/client.json")" ||
+		return 1
+	local proxied
+	proxied=$(grep -c "proxying request to model tiny" "$T/server.log")
+	expect '[ "$proxied" = 3 ] &&
+		[ "$(jq -c --argjson p "$SERVER_PID" "[$cq | [.method, .path, .sent_by.pid, .sent_by.itself]]" "$r")" = "[[\"POST\",\"/completion\",$SERVER_PID,false],[\"POST\",\"/completion\",$SERVER_PID,false],[\"POST\",\"/tokenize\",$SERVER_PID,false]]" ]' \
+		"the child's, $proxied proxied by the log, each the router's: $(jq -c --argjson p "$SERVER_PID" "[$cq | [.path, .status, .sent_by]]" "$r")"
 }

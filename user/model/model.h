@@ -229,6 +229,9 @@ struct model_req_totals {
 	__u64 rate[MODEL_RATE_BUCKETS + 1], rate_count;
 	double rate_sum; /* tokens per second */
 	__u64 prompt_tokens, generated_tokens;
+	/* of the requests, those a traced process sent: the server itself,
+	 * another (a router to its child) */
+	__u64 sent_by_self, sent_by_traced;
 };
 extern const char *const model_req_paths[MODEL_REQ_PATHS];
 extern const double model_req_latency_le[MODEL_LATENCY_BUCKETS]; /* seconds */
@@ -513,9 +516,13 @@ struct model_request {
 	struct model_srv srv; /* what the server said it did */
 	__u64 gone_ts;	      /* the client went away before the answer ended; 0 not */
 	__u64 image_ns;
+	/* the traced process that sent it (its connect made the connection);
+	 * 0: a client not traced, or not known */
+	__u32 from_pid;
 	__s32 seq;	   /* the llama.cpp sequence that served it; -1 none */
 	__u16 status, end; /* enum model_http_end; 0 while open */
 	bool sse, responded, done;
+	bool from_self;	  /* from_pid is the server's own */
 	bool tied;	  /* its run was looked for */
 	bool prompt_done; /* as t.prompt_done, for requests not tied yet: images */
 	char method[8];

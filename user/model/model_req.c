@@ -140,6 +140,8 @@ static void total(struct model_req_totals *t, const struct model_request *r)
 	if (r->responded && r->status >= 100 && r->status < 600)
 		code = r->status / 100 - 1;
 	t->requests[path][code]++;
+	t->sent_by_self += r->from_self;
+	t->sent_by_traced += r->from_pid && !r->from_self;
 	if (r->responded && r->end_ts >= r->start_ts) {
 		lat = (r->end_ts - r->start_ts) / 1e9;
 		t->latency[bucket(model_req_latency_le, MODEL_LATENCY_BUCKETS, lat)]++;
@@ -272,6 +274,8 @@ void model_req__add(struct model_proc *p, const struct gmt_http *e)
 		r->nth = p->nr_reqs + p->reqs_summarized;
 		r->conn = e->conn;
 		r->start_ts = e->hdr.ts_ns;
+		r->from_pid = e->from_pid;
+		r->from_self = e->from_pid == p->pid;
 		/* a client's bytes, as printable UTF-8 */
 		fmt_clean(r->method, sizeof(r->method), e->method, sizeof(e->method));
 		fmt_clean(r->path, sizeof(r->path), e->path, sizeof(e->path));

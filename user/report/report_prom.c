@@ -253,6 +253,18 @@ static void requests(FILE *out, struct model_proc **live, size_t n)
 				sample(out, "http_requests_total", live[i], extra,
 				       t[i].requests[k][c]);
 			}
+	head(out, "http_requests_sent_by_traced_total", "counter",
+	     "Of the requests in http_requests_total, those a traced process sent, not a "
+	     "client: the server itself (sender=\"itself\", llama-server's proxy fetching its "
+	     "own /models) or another (\"other\": a router to its child servers).");
+	for (i = 0; i < n; i++) {
+		if (t[i].sent_by_self)
+			sample(out, "http_requests_sent_by_traced_total", live[i],
+			       "sender=\"itself\"", t[i].sent_by_self);
+		if (t[i].sent_by_traced)
+			sample(out, "http_requests_sent_by_traced_total", live[i],
+			       "sender=\"other\"", t[i].sent_by_traced);
+	}
 	head(out, "http_request_duration_seconds", "histogram",
 	     "Time from the server's first read of a request to its answer's last byte.");
 	for (i = 0; i < n; i++)

@@ -184,14 +184,71 @@ static void print_llama(FILE *out, const struct model_proc *p)
 			(unsigned long long)p->merged_seq_decodes, MODEL_DECODE_SEQS);
 }
 
+/* " (N sent by the server itself, M by traced pid P (comm))": the
+ * requests a traced process sent, which no client did */
+static void print_senders(FILE *out, const struct model *m, const struct model_proc *p)
+{
+	struct model_req_totals t;
+	const struct model_proc *q;
+	__u64 self, other;
+	__u32 pids[3];
+	size_t i, k, n = 0;
+
+	model_req__totals(p, &t);
+	self = t.sent_by_self;
+	other = t.sent_by_traced;
+	for (i = 0; i < p->nr_reqs; i++) {
+		const struct model_request *r = &p->reqs[i];
+
+		if (!r->done) {
+			self += r->from_self;
+			other += r->from_pid && !r->from_self;
+		}
+		if (!r->from_pid || r->from_self)
+			continue;
+		for (k = 0; k < n && pids[k] != r->from_pid; k++)
+			;
+		if (k == n && n < sizeof(pids) / sizeof(pids[0]))
+			pids[n++] = r->from_pid;
+	}
+	if (!self && !other)
+		return;
+	fprintf(out, " (");
+	if (self)
+		fprintf(out, "%llu sent by the server itself", (unsigned long long)self);
+	if (other) {
+		fprintf(out, "%s%llu by traced ", self ? ", " : "", (unsigned long long)other);
+		for (k = 0; k < n; k++) {
+			q = model__proc(m, pids[k]);
+			fprintf(out, "%spid %u%s%s%s", k ? ", " : "", pids[k],
+				q && q->comm[0] ? " (" : "", q && q->comm[0] ? q->comm : "",
+				q && q->comm[0] ? ")" : "");
+		}
+		if (n == sizeof(pids) / sizeof(pids[0]))
+			fprintf(out, ", ...");
+	}
+	fputc(')', out);
+}
+
+static const char *sender(char *buf, size_t len, const struct model_request *r)
+{
+	if (r->from_self)
+		return "itself";
+	if (!r->from_pid)
+		return "-";
+	snprintf(buf, len, "pid %u", r->from_pid);
+	return buf;
+}
+
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
 		    const struct findings *fs)
 {
 	char a[32], b[32], c[32], d[32], e[32], meth[32], path[4 * 24 + 1];
+	char who[24];
 	struct category col[MAX_COLS];
 	struct req_delta dl;
 	size_t i, k, from, nc;
-	bool images;
+	bool images, senders;
 	double x, y;
 
 	if (!p->nr_reqs && !p->tls_conns)
@@ -207,6 +264,7 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	if (p->tls_conns)
 		fprintf(out, " (and %llu TLS connections, whose requests cannot be read)",
 			(unsigned long long)p->tls_conns);
+	print_senders(out, m, p);
 	fputc('\n', out);
 	print_llama(out, p);
 	if (!p->nr_reqs)
@@ -214,8 +272,13 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 	from = p->nr_reqs > MAX_ROWS ? p->nr_reqs - MAX_ROWS : 0;
 	if (from)
 		fprintf(out, "    (the last %d)\n", MAX_ROWS);
-	fprintf(out, "    %5s %9s %-7s %-24s %6s %9s %9s %8s %7s %7s %8s", "#", "start", "method",
-		"path", "status", "latency", "ttfb", "end", "prompt", "gen", "tok/s");
+	for (senders = false, i = from; i < p->nr_reqs && !senders; i++)
+		senders = p->reqs[i].from_pid;
+	fprintf(out, "    %5s %9s %-7s %-24s", "#", "start", "method", "path");
+	if (senders)
+		fprintf(out, " %-10s", "sent by");
+	fprintf(out, " %6s %9s %9s %8s %7s %7s %8s", "status", "latency", "ttfb", "end", "prompt",
+		"gen", "tok/s");
 	/* image requests: the image's tokens (among the prompt's) and encode */
 	for (images = false, i = from; i < p->nr_reqs && !images; i++)
 		images = p->reqs[i].t.image_tokens || p->reqs[i].image_ns;
@@ -240,10 +303,12 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			snprintf(e, sizeof(e), "%.1f", model_req__tokens_per_s(r));
 		else
 			snprintf(e, sizeof(e), "-");
-		fprintf(out, "    %5zu %7.2f s %s %s %6u %9s %9s %8s %7llu %7llu %8s",
-			(size_t)r->nth, model__secs(m, r->start_ts),
+		fprintf(out, "    %5zu %7.2f s %s %s", (size_t)r->nth, model__secs(m, r->start_ts),
 			fmt_col(meth, sizeof(meth), r->method, 7),
-			fmt_col(path, sizeof(path), r->path, 24), r->status, c, d,
+			fmt_col(path, sizeof(path), r->path, 24));
+		if (senders)
+			fprintf(out, " %-10s", sender(who, sizeof(who), r));
+		fprintf(out, " %6u %9s %9s %8s %7llu %7llu %8s", r->status, c, d,
 			r->gone_ts ? "gone" :
 			r->done	   ? end_name(r->end) :
 				     "open",
@@ -294,6 +359,21 @@ static struct json_object *decoded_json(const struct model_request *r)
 	return o;
 }
 
+/* a traced process sent it: which, and whether the server itself */
+static struct json_object *sent_by_json(const struct model *m, const struct model_request *r)
+{
+	const struct model_proc *q = r->from_pid ? model__proc(m, r->from_pid) : NULL;
+	struct json_object *o;
+
+	if (!r->from_pid)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "pid", u64(r->from_pid));
+	add(o, "comm", q && q->comm[0] ? str(q->comm) : NULL);
+	add(o, "itself", json_object_new_boolean(r->from_self));
+	return o;
+}
+
 struct json_object *requests_json(const struct model *m, const struct model_proc *p)
 {
 	struct json_object *a = json_object_new_array();
@@ -308,6 +388,7 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "conn", u64(r->conn));
 		add(o, "method", str(r->method));
 		add(o, "path", str(r->path));
+		add(o, "sent_by", sent_by_json(m, r));
 		add(o, "status", r->responded ? u64(r->status) : NULL);
 		add(o, "start_s", num(model__secs(m, r->start_ts)));
 		add(o, "end_s", r->done ? num(model__secs(m, r->end_ts)) : NULL);

@@ -100,6 +100,7 @@ static const long sys_numbers[GMT_SYS_NR] = {
 #else
 	[GMT_SYS_DUP2] = -1,
 #endif
+	[GMT_SYS_CONNECT] = SYS_connect,
 };
 
 #define CALL(c) (1u << GMT_SYS_##c)
@@ -378,6 +379,11 @@ static const struct group groups[] = {
 	  .what = "HTTP connections ended by dup2",
 	  .missing = dup2_missing,
 	  .calls = CALL(DUP2),
+	  .rides_on = "syscalls:http" },
+	{ .name = "syscalls:http-peers",
+	  .what = "which traced process sent a request (itself, a router)",
+	  .missing = http_missing,
+	  .calls = CALL(CONNECT),
 	  .rides_on = "syscalls:http" },
 	{ .name = "fentry:ttm",
 	  .what = "kernel GPU buffers: create, move (VRAM, GTT, system), free",

@@ -4,7 +4,11 @@
 the suite itself saw: each test's outcome untraced and traced (JUnit XML),
 and, for the traced run, each server the suite started and each request its
 clients got an answer to (suite_plugin.py's log) against gpumemtrace's
-recordings of that server (`replay --json` of the pid's files).
+recordings of that server (`replay --json` of the pid's files): counted,
+and not marked as sent by a traced process. The requests a server sent
+itself (its /cors-proxy fetching its own /models) and those a router passed
+to its child servers (recordings of pids the suite did not start) must be
+marked with their sender.
 
   judge.py UNTRACED.xml TRACED.xml SUITE_LOG RECORDINGS_DIR GPUMEMTRACE
 
@@ -41,7 +45,8 @@ def replay(gmt, files):
             continue
         rep = json.loads(r.stdout)
         for p in rep.get("processes", []):
-            reqs += [(q["method"], q["path"], q["status"]) for q in p.get("requests", [])]
+            reqs += [(q["method"], q["path"], q["status"], q.get("sent_by"))
+                     for q in p.get("requests", [])]
             if p.get("traced_from_s") is not None and first is None:
                 first = p["traced_from_s"]
     return reqs, first
@@ -73,20 +78,27 @@ def main():
     groups = collections.defaultdict(list)
     for s in servers:
         groups[(s["test"], s["port"])].append(s)
+    suite_pids = {s["pid"] for s in servers}
+    selfsent = collections.Counter()
     for key, ss in groups.items():
         got = []
         for s in ss:
             files = glob.glob(os.path.join(rdir, f"*.{s['pid']}.gmt")) + \
                 glob.glob(os.path.join(rdir, f"*.{s['pid']}.*.gmt"))
             g, first = replay(gmt, files) if files else ([], None)
-            got += g
+            for m, p, _, by in g:
+                if by and by.get("itself") and by.get("pid") == s["pid"]:
+                    selfsent[f"{key[0]} {m} {p}"] += 1
+                elif by:
+                    bad.append(f"{key[0]}: {m} {p} at pid {s['pid']} marked as sent by {by}")
+            got += [q for q in g if not q[3]]
             found += bool(files)
             if first is not None:
                 lag.append(first)
             if not files:
                 bad.append(f"server pid {s['pid']} ({s['test']}): no recording")
         want = collections.Counter((r["method"], r["path"]) for r in mine_of[key])
-        have = collections.Counter((m, p) for m, p, _ in got)
+        have = collections.Counter((m, p) for m, p, _, _ in got)
         sent += sum(want.values())
         for k, n in want.items():
             kinds[k[1]] += n
@@ -96,10 +108,33 @@ def main():
         if want - have:
             bad.append(f"{key[0]} (port {key[1]}, pids {[s['pid'] for s in ss]}): not counted "
                        f"{dict(want - have)}")
+    # the servers the suite did not start: a router's children, whose every
+    # request the router sent
+    child = collections.Counter()
+    child_marked = collections.Counter()
+    by_pid = collections.defaultdict(list)
+    for f in glob.glob(os.path.join(rdir, "*.gmt")):
+        pid = int(os.path.basename(f).split(".")[2])
+        if pid not in suite_pids:
+            by_pid[pid].append(f)
+    for pid, files in by_pid.items():
+        g, _ = replay(gmt, files)
+        for m, p, _, by in g:
+            child[p] += 1
+            if by and by.get("pid") in suite_pids and not by.get("itself"):
+                child_marked[p] += 1
+            else:
+                bad.append(f"child pid {pid}: {m} {p} marked as sent by {by}")
     print("| path | requests answered (the suite's clients) | counted by gpumemtrace |")
     print("|---|---|---|")
     for k, n in kinds.most_common():
         print(f"| {k} | {n} | {kinds_counted[k]} |")
+    print("\n| requests a traced process sent | requests | marked with their sender |")
+    print("|---|---|---|")
+    for k, n in selfsent.items():
+        print(f"| a server to itself: {k} | {n} | {n} |")
+    for k, n in child.most_common():
+        print(f"| a router to its child servers: {k} | {n} | {child_marked[k]} |")
     lag.sort()
     med = lag[len(lag) // 2] if lag else None
     print(f"\ntests: {len(traced)} ({dict(tally)}); outcomes changed by tracing: {len(changed)}; "

@@ -57,7 +57,7 @@ suite() { # suite NAME ARGS...: one run of the suite; its JUnit XML in $work/NAM
 suite untraced "$@"
 mkfifo "$work/ready"
 # shellcheck disable=SC2086 # GMT_ARGS: words
-"$gmt" --watch --comm llama-server -o "$work/rec/" ${GMT_ARGS:-} 2>"$work/gmt.err" &
+"$gmt" --watch --comm llama-server -o "$work/rec/" ${GMT_ARGS:-} >"$work/gmt.out" 2>"$work/gmt.err" &
 gpid=$!
 # the tracer says when it traces; the suite starts after
 for _ in $(seq 300); do

@@ -64,7 +64,22 @@ void test_model_exec_resets(void)
 	struct gmt_exec x;
 	struct model_proc *p;
 
+	struct {
+		struct gmt_proc p;
+		char cmdline[16];
+	} pr = {};
+
 	send_session(model__add, m, 9);
+	/* read at its fork: its parent's command line */
+	event__init(&pr.p.hdr, GMT_EV_PROC, sizeof(pr), T(0.05), 9);
+	strcpy(pr.p.comm, "router");
+	strcpy(pr.p.cmdline, "router --x");
+	pr.p.cmdline_len = strlen(pr.p.cmdline);
+	model__add(m, &pr.p.hdr);
+	p = model__proc(m, 9);
+	if (!ASSERT_TRUE(p && p->cmdline && !strcmp(p->cmdline, "router --x"),
+			 "PROC's command line"))
+		return;
 	send_rss(model__add, m, 9, 0.1, GMT_RSS_ANON, 6 << 20);
 	send_mmap(model__add, m, 9, 0.2, 0x10000, 1 << 20, 0);
 	event__init(&x.hdr, GMT_EV_EXEC, sizeof(x), T(0.3), 9);
@@ -79,6 +94,8 @@ void test_model_exec_resets(void)
 	ASSERT_EQ(p->nr_maps, 0, "old mappings forgotten");
 	ASSERT_STR(p->comm, "server", "comm from exec");
 	ASSERT_STR(p->exe, "/usr/bin/server", "exe from exec");
+	ASSERT_TRUE(!p->cmdline || !*p->cmdline,
+		    "the parent's command line is not the new program's");
 	model__free(m);
 }
 

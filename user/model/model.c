@@ -379,6 +379,10 @@ static void on_exec(struct model_proc *p, const struct gmt_exec *e)
 	p->threads = 1; /* exec leaves one thread */
 	copy_str(p->comm, sizeof(p->comm), e->comm, sizeof(e->comm));
 	copy_str(p->exe, sizeof(p->exe), e->filename, sizeof(e->filename));
+	/* the command line read before (at its fork: its parent's) is not
+	 * this program's; a PROC record read after says the new one */
+	free(p->cmdline);
+	p->cmdline = NULL;
 	p->exec_ts = e->hdr.ts_ns;
 }
 

@@ -37,8 +37,11 @@ def outcomes(path):
     return out
 
 
-def replay(gmt, files):
-    reqs, first, start = [], None, None
+HOW = collections.Counter()  # how each server's tracing began
+
+
+def replay(gmt, files, with_parent=False):
+    reqs, first, ppid = [], None, None
     for f in sorted(files):
         r = subprocess.run([gmt, "replay", "--json", f], capture_output=True, text=True)
         if r.returncode != 0:
@@ -49,7 +52,9 @@ def replay(gmt, files):
                      for q in p.get("requests", [])]
             if p.get("traced_from_s") is not None and first is None:
                 first = p["traced_from_s"]
-    return reqs, first
+                HOW[p.get("traced_how")] += 1
+            ppid = p.get("ppid") if ppid is None else ppid
+    return (reqs, first, ppid) if with_parent else (reqs, first)
 
 
 def main():
@@ -108,17 +113,24 @@ def main():
         if want - have:
             bad.append(f"{key[0]} (port {key[1]}, pids {[s['pid'] for s in ss]}): not counted "
                        f"{dict(want - have)}")
-    # the servers the suite did not start: a router's children, whose every
-    # request the router sent
+    how = dict(HOW)
+    # the servers a router the suite started started itself, whose every
+    # request the router sent (other recordings: servers of other jobs on
+    # the machine, which --watch --comm llama-server records too)
     child = collections.Counter()
     child_marked = collections.Counter()
     by_pid = collections.defaultdict(list)
     for f in glob.glob(os.path.join(rdir, "*.gmt")):
-        pid = int(os.path.basename(f).split(".")[2])
+        try:
+            pid = int(os.path.basename(f).split(".")[2])
+        except (IndexError, ValueError):
+            continue
         if pid not in suite_pids:
             by_pid[pid].append(f)
     for pid, files in by_pid.items():
-        g, _ = replay(gmt, files)
+        g, _, ppid = replay(gmt, files, with_parent=True)
+        if ppid not in suite_pids:
+            continue
         for m, p, _, by in g:
             child[p] += 1
             if by and by.get("pid") in suite_pids and not by.get("itself"):
@@ -137,6 +149,10 @@ def main():
         print(f"| a router to its child servers: {k} | {n} | {child_marked[k]} |")
     lag.sort()
     med = lag[len(lag) // 2] if lag else None
+    if lag:
+        print(f"\ntime to attach (from the process's start to its first traced event), "
+              f"{len(lag)} servers: median {med:.3f} s, 90th percentile "
+              f"{lag[len(lag) * 9 // 10]:.3f} s, largest {lag[-1]:.3f} s; found by: {how}")
     print(f"\ntests: {len(traced)} ({dict(tally)}); outcomes changed by tracing: {len(changed)}; "
           f"servers {len(servers)}, found {found}; requests answered {sent}, counted {counted}"
           f"{f'; traced from, median {med:.3f} s after start' if med is not None else ''}")

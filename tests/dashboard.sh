@@ -30,8 +30,8 @@ test_dashboard_is_a_valid_dashboard() {
 	# on the 24-column grid, each in it, none over another
 	expect 'jq -e "all(.panels[].gridPos; .x >= 0 and .y >= 0 and .w >= 1 and .h >= 1 and
 		.x + .w <= 24) and
-		([.panels[].gridPos] | [combinations(2)] | all(.[0] == .[1] or
-		.[0].x + .[0].w <= .[1].x or .[1].x + .[1].w <= .[0].x or
+		([.panels[].gridPos] | [range(length) as \$i | range(\$i + 1; length) as \$j |
+		[.[\$i], .[\$j]]] | all(.[0].x + .[0].w <= .[1].x or .[1].x + .[1].w <= .[0].x or
 		.[0].y + .[0].h <= .[1].y or .[1].y + .[1].h <= .[0].y))" "$d" >/dev/null' \
 		"gridPos sane: $(jq -c '[.panels[] | [.id, .gridPos.x, .gridPos.y, .gridPos.w, .gridPos.h]]' "$d")" ||
 		return 1
@@ -168,6 +168,10 @@ test_dashboard_panels_show_the_real_server() {
 	got=$(prom_json "$(dash_expr "$expr")" | jq -c '[.data.result[] | select(.metric.category | startswith("vulkan")) | .metric.role] | unique')
 	expect 'jq -e "any(.[]; . == \"KV cache\") and any(.[]; . == \"model weights\")" <<<"$got" >/dev/null' \
 		"Memory by role, Vulkan's: $got" || return 1
+	curl -s "http://127.0.0.1:$mport/metrics" >"$T/scrape.prom"
+	expect 'grep -q "^gpumemtrace_role_bytes{" "$T/scrape.prom" &&
+		"$PROM_DIR/promtool" check metrics <"$T/scrape.prom" >"$T/promtool.out" 2>&1' \
+		'@the roles scraped, promtool check metrics: $(head -5 "$T/promtool.out")' || return 1
 	got=$(promq "gpumemtrace_processes")
 	expect '[ "$got" = 1 ]' "Processes traced: $got" || return 1
 	kill "$PROM_PID"

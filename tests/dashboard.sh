@@ -80,8 +80,12 @@ test_dashboard_panels_show_the_real_server() {
 	need_lavapipe
 	local d=$ROOT/$DASH_FILE mport n i title id ref expr q ans want got anon missing=""
 	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
-	# traced from its start: its weights and KV cache are made under the probes
-	GMT_READY="tracing" start_tracer --metrics 0 -- sh -c 'exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
+	# traced from its start: its weights and KV cache are made under the
+	# probes; beside it, its child vkalloc (-f), a stand-in whose allocation fails (the
+	# real server's do not) and that holds its memory until killed
+	mkfifo "$T/hold" || return 1
+	GMT_READY="tracing" start_tracer -f --metrics 0 -- sh -c '"'"$VK"'" --out "'"$T"'/vk.json" \
+		--hold "'"$T"'/hold" & echo $! >"'"$T"'/vk.pid"; exec "$0" "$@" >"'"$T"'/server.log" 2>&1' \
 		env GGML_VK_VISIBLE_DEVICES=0 "$LLAMA_DIR/llama-server" -m "$T/tiny.gguf" \
 		--host 127.0.0.1 --port 0 --metrics --no-warmup -np 2 -c 2048 -ngl 99 -t 1 || return 1
 	traced_server_port || return 1
@@ -173,7 +177,20 @@ test_dashboard_panels_show_the_real_server() {
 		"$PROM_DIR/promtool" check metrics <"$T/scrape.prom" >"$T/promtool.out" 2>&1' \
 		'@the roles scraped, promtool check metrics: $(head -5 "$T/promtool.out")' || return 1
 	got=$(promq "gpumemtrace_processes")
-	expect '[ "$got" = 1 ]' "Processes traced: $got" || return 1
+	expect '[ "$got" = 2 ]' "Processes traced: $got, the server and vkalloc" || return 1
+
+	# the stand-in's failure, as it counts it, its variables put in
+	for ((i = 0; i < 300; i++)); do
+		[ -s "$T/vk.json" ] && break
+		read -r -t 0.1 <> <(:) || true
+	done
+	DASH_COMM=vkalloc DASH_PID=$(cat "$T/vk.pid")
+	expect 'jq -e ".fail_result != 0" "$T/vk.json" >/dev/null' "vkalloc failed once: $(cat "$T/vk.json")" ||
+		return 1
+	expr=$(jq -r '.panels[] | select(.title == "GPU allocation failures") | .targets[0].expr' "$d")
+	prom_wait "$(dash_expr "$expr")" 1
+	expect '[ "$PROM_GOT" = 1 ]' "GPU allocation failures of vkalloc: $PROM_GOT, it says 1" || return 1
+	kill "$DASH_PID"
 	kill "$PROM_PID"
 	kill -TERM "$SERVER_PID"
 	wait_tracer

@@ -97,17 +97,19 @@ test_dashboard_panels_show_the_real_server() {
 		--spread 4 >"$T/client.json" || return 1
 	DASH_INSTANCE='127\\.0\\.0\\.1:'$mport DASH_COMM=llama-server DASH_PID=$SERVER_PID
 
-	# the variables' values as Grafana lists them
-	# shellcheck disable=SC2089,SC2090 # the quotes are PromQL's, words split on spaces
-	for q in "instance gpumemtrace_info 127.0.0.1:$mport" \
-		"comm gpumemtrace_memory_bytes{instance=~\"$DASH_INSTANCE\"} llama-server" \
-		"pid gpumemtrace_memory_bytes{instance=~\"$DASH_INSTANCE\",comm=~\"llama-server\"} $SERVER_PID"; do
-		set -- $q
-		want=$3
-		got=$(curl -s --get --data-urlencode "match[]=$2" \
-			"http://127.0.0.1:$PROM_PORT/api/v1/label/$1/values" | jq -c .data)
+	# the variables' values as Grafana lists them: label_values(SELECTOR,
+	# LABEL) is the label's values of the series SELECTOR matches
+	for q in "instance 127.0.0.1:$mport" "comm llama-server" "pid $SERVER_PID"; do
+		title=${q% *} want=${q#* }
+		expr=$(jq -r --arg v "$title" '.templating.list[] | select(.name == $v) | .definition' "$d")
+		[[ $expr =~ ^label_values\((.*),\ *([a-z_]+)\)$ ]] || {
+			echo "# \$$title: not label_values(SELECTOR, LABEL): $expr"
+			return 1
+		}
+		got=$(curl -s --get --data-urlencode "match[]=$(dash_expr "${BASH_REMATCH[1]}")" \
+			"http://127.0.0.1:$PROM_PORT/api/v1/label/${BASH_REMATCH[2]}/values" | jq -c .data)
 		expect 'jq -e --arg v "$want" "any(.[]; . == \$v)" <<<"$got" >/dev/null' \
-			"\$$1 lists $want: $got" || return 1
+			"\$$title ($expr) lists $want: $got" || return 1
 	done
 
 	# the client's requests and its GET of the server's /metrics, answered

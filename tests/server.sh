@@ -57,6 +57,18 @@ await_log() {
 	return 1
 }
 
+# traced_server_port: once a server the tracer started (its log in
+# $T/server.log) listens, its PORT, and SERVER_PID as the tracer says it
+traced_server_port() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		PORT=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$T/server.log") && break
+		read -r -t 0.1 <> <(:) || true
+	done
+	expect '[ -n "$PORT" ]' "llama-server listens: $(tail -3 "$T/server.log")" || return 1
+	SERVER_PID=$(grep -oP 'tracing pid \K[0-9]+' "$T/gmt.err" | head -1)
+}
+
 # stop_server: SIGTERM, and its exit status
 stop_server() {
 	kill -TERM "$SERVER_PID" 2>/dev/null
@@ -139,7 +151,7 @@ test_server_cached_prompts() {
 test_server_vulkan_on_lavapipe() {
 	need_llama_server || return 1
 	need_lavapipe
-	local n got want
+	local got want
 	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" >/dev/null || return 1
 	# the server's log goes to a file of its own: on the tracer's standard
 	# error, its lines (written a piece at a time) interleave with the tracer's
@@ -147,12 +159,7 @@ test_server_vulkan_on_lavapipe() {
 		env GGML_VK_VISIBLE_DEVICES=0 GGML_VK_MEMORY_LOGGER=1 "$LLAMA_DIR/llama-server" \
 		-m "$T/tiny.gguf" --host 127.0.0.1 --port 0 --metrics --no-warmup -np 2 -c 2048 \
 		-ngl 99 -t 1 || return 1
-	for ((n = 0; n < 1200; n++)); do
-		PORT=$(grep -oP 'listening on http://127\.0\.0\.1:\K[0-9]+' "$T/server.log") && break
-		read -r -t 0.1 <> <(:) || true
-	done
-	expect '[ -n "$PORT" ]' "llama-server listens: $(tail -3 "$T/server.log")" || return 1
-	SERVER_PID=$(grep -oP 'tracing pid \K[0-9]+' "$T/gmt.err" | head -1)
+	traced_server_port || return 1
 	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 2 --requests 2 --tokens 12 \
 		--spread 4 >"$T/client.json" || return 1
 	kill -TERM "$SERVER_PID"

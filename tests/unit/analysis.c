@@ -10,6 +10,7 @@
 #include "analysis/llama_conf.h"
 #include "analysis/requests.h"
 #include "analysis/words.h"
+#include "report/report.h"
 
 /* deterministic noise in [-a, a] */
 static double wobble(unsigned int *seed, double a)
@@ -631,6 +632,26 @@ void test_roles_by_stack(void)
 	ASSERT_TRUE(screen_has(l, n, "GPU for: KV cache 1.91 GiB") &&
 			    screen_has(l, n, "host first touched: prompt cache 3.0 MiB"),
 		    "the live view says what memory is for");
+	{ /* and the metrics, by role and category */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f) {
+			report__prometheus(f, m, fs);
+			fclose(f);
+		}
+		ASSERT_TRUE(text && strstr(text, "role=\"KV cache\",category=\"vulkan_device\"} "
+						 "2055208960\n"),
+			    "metrics: the KV cache's two buffers");
+		ASSERT_TRUE(text && strstr(text, "role=\"other\",category=\"vulkan_device\"} "
+						 "1048576\n"),
+			    "metrics: GPU memory of no role");
+		ASSERT_TRUE(text && strstr(text, "role=\"prompt cache\",category=\"host_anon\"} "
+						 "3145728\n"),
+			    "metrics: host memory first touched by the prompt cache");
+		free(text);
+	}
 	findings__free(fs);
 	free(l);
 	model__free(m);

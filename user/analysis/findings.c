@@ -199,6 +199,51 @@ size_t findings__touch_roles(const struct model *m, const struct model_proc *p, 
 	return n ? roles_of(m, v, n, 0, false, buf, size) : 0;
 }
 
+/* add bytes of stack id's role in category to v */
+static bool role_add(const struct model *m, struct role_bytes *v, size_t *n, size_t max, __u32 id,
+		     const char *category, double bytes)
+{
+	const char *r = roles__of(m, id);
+	size_t k;
+
+	for (k = 0; k < *n; k++)
+		if (!strcmp(v[k].role, r ? r : "other") && !strcmp(v[k].category, category))
+			break;
+	if (k == *n) {
+		if (*n == max)
+			return r != NULL;
+		v[k] = (struct role_bytes){ .role = r ? r : "other" };
+		snprintf(v[k].category, sizeof(v[k].category), "%s", category);
+		(*n)++;
+	}
+	v[k].bytes += bytes;
+	return r != NULL;
+}
+
+size_t findings__role_bytes(const struct model *m, const struct model_proc *p, struct role_bytes *v,
+			    size_t max)
+{
+	struct finding_stack t[256];
+	struct category cats[CAT_MAX];
+	size_t i, k, n = 0, nc = categories__list(m, p, cats, CAT_MAX),
+		     nt = findings__touch_stacks(p, 0, ~0ull, t, 256);
+	bool any = false;
+
+	for (i = 0; p->gpu && i < p->gpu->nr_holders; i++) {
+		const struct model_gpu_holder *h = &p->gpu->holders[i];
+
+		for (k = 0; k < nc; k++)
+			if (cats[k].cls == CAT_API && cats[k].api == h->api &&
+			    cats[k].kind == h->kind)
+				break;
+		if (k < nc && h->bytes > 0)
+			any |= role_add(m, v, &n, max, h->stack_id, cats[k].name, h->bytes);
+	}
+	for (i = 0; i < nt; i++)
+		any |= role_add(m, v, &n, max, t[i].stack_id, "host_anon", t[i].bytes);
+	return any ? n : 0;
+}
+
 static size_t roles_of(const struct model *m, const struct finding_stack *s, size_t n, __u64 other,
 		       bool counts, char *buf, size_t size)
 {

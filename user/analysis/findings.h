@@ -130,6 +130,17 @@ size_t findings__gpu_roles(const struct model *m, const struct model_proc *p, __
 			   size_t size);
 size_t findings__touch_roles(const struct model *m, const struct model_proc *p, __u64 at, char *buf,
 			     size_t size);
+/* what p's memory is for at the end, by role and category: GPU API memory
+ * live (its category: vulkan_device, ...) and host memory first touched
+ * (host_anon, sampled), "other" where the frames name none; the number of
+ * entries, 0 when no stack names a role */
+struct role_bytes {
+	const char *role;
+	char category[32];
+	double bytes;
+};
+size_t findings__role_bytes(const struct model *m, const struct model_proc *p, struct role_bytes *v,
+			    size_t max);
 /* f's roles with their bounds, in words ("prompt cache 6.0 MiB (of
  * --cache-ram 8.0 GiB), other 21.0 MiB (no bound)"): its length */
 size_t findings__roles_text(const struct finding *f, char *buf, size_t size);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The Prometheus text format (version 0.0.4): each traced process's memory
- * by category, GPU API and kernel buffer figures, requests, tokens and the
+ * by category and by role, GPU API and kernel buffer figures, requests, tokens and the
  * verdicts, labelled by pid, comm and cgroup. Only processes still running
  * are in it. Labels stay few: paths from a short list, status classes,
  * no request ids. docs/fleet.md lists the metrics. */
@@ -87,6 +87,27 @@ static void memory(FILE *out, const struct model *m, struct model_proc **live, s
 				continue;
 			snprintf(extra, sizeof(extra), "category=\"%.31s\"", cats[k].name);
 			sample(out, "memory_bytes", live[i], extra, v);
+		}
+	}
+}
+
+/* what the memory is for (analysis/roles.c), where the stacks say */
+static void roles(FILE *out, const struct model *m, struct model_proc **live, size_t n)
+{
+	struct role_bytes v[64];
+	char extra[96];
+	size_t i, k, nv;
+
+	head(out, "role_bytes", "gauge",
+	     "Memory of a traced process by what holds it (role: model weights, KV cache, prompt "
+	     "cache, compute buffers, ..., other) and category: GPU API memory live, host memory "
+	     "first touched (sampled).");
+	for (i = 0; i < n; i++) {
+		nv = findings__role_bytes(m, live[i], v, sizeof(v) / sizeof(v[0]));
+		for (k = 0; k < nv; k++) {
+			snprintf(extra, sizeof(extra), "role=\"%s\",category=\"%s\"", v[k].role,
+				 v[k].category);
+			sample(out, "role_bytes", live[i], extra, v[k].bytes);
 		}
 	}
 }
@@ -342,6 +363,7 @@ void report__prometheus(FILE *out, const struct model *m, const struct findings 
 		fprintf(out, "gpumemtrace_lost_events_total{source=\"%s\"} %llu\n", source_names[i],
 			(unsigned long long)m->lost[i]);
 	memory(out, m, live, n);
+	roles(out, m, live, n);
 	gpu(out, live, n);
 	kernel_buffers(out, m, live, n);
 	requests(out, live, n);

@@ -6,7 +6,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${GMT_CACHE:-/var/cache/gpumemtrace}
-key=$({ cat "$root/tools/helm-render/main.go"; go version; } | sha256sum | cut -c1-12)
+key=$( (cat "$root/tools/helm-render/main.go" && go version) | sha256sum | cut -c1-12)
 out=$cache/helm-render-$key
 if [ ! -x "$out/helm-render" ]; then
 	mkdir -p "$out"

@@ -129,7 +129,7 @@ test_deploy_image_traces_a_server_in_another_container() {
 	deploy_server -np 1 -c 2048 -t 1 || return 1
 	GMT=podman start_tracer run --rm --name "$DEPLOY-tracer" --network none "${flags[@]}" \
 		"localhost/$DEPLOY-tracer:latest" --json -p "$SERVER_HOST_PID" || return 1
-	drive_anon_host --clients 1 --requests 6 --tokens 32 || return 1
+	drive_anon --clients 1 --requests 6 --tokens 32 || return 1
 	compare || return 1
 	# its heap's last level /proc's, to 2% or the steps rss_stat counts in
 	expect 'near "$(host_heap_verdict | jq .last_bytes)" "$ANON"' \
@@ -144,14 +144,6 @@ test_deploy_image_traces_a_server_in_another_container() {
 	else
 		echo "# this report has no container field yet: the container's id is not checked"
 	fi
-}
-
-# drive_anon_host: drive_anon, RssAnon read from the server's host pid
-drive_anon_host() {
-	python3 "$ROOT/tests/llama/client.py" "$PORT" "$@" >"$T/client.json" || return 1
-	ANON=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_HOST_PID/status")
-	stop_server
-	wait_tracer
 }
 
 # near BYTES TRUTH: within 2% of TRUTH, or RSS_SLACK (tests/lib.sh)

@@ -49,15 +49,31 @@ deploy_cleanup() {
 	done
 }
 
+deploy_tracer_image() {
+	"$ROOT/tools/image-context.sh" "$T/ctx" &&
+		podman build -q -t "localhost/$DEPLOY-tracer:latest" -f "$T/ctx/Containerfile" \
+			"$T/ctx" >/dev/null
+}
+
+# daemonset_flags: podman run's flags for the DaemonSet's privileges, mounts
+# and limits (DS_FLAGS), its recordings in $T/rec
+daemonset_flags() {
+	mkdir -p "$T/rec"
+	jq --arg rec "$T/rec" '(.spec.volumes[] | select(.name == "recordings") | .hostPath.path) =
+		$rec' "$T/pod.json" >"$T/run.json" || return 1
+	mapfile -t DS_FLAGS < <(pod_flags "$T/run.json")
+	echo "# podman run ${DS_FLAGS[*]}"
+	expect '[[ " ${DS_FLAGS[*]} " == *" --pid=host "* && " ${DS_FLAGS[*]} " == *" --cap-drop=all "* &&
+		" ${DS_FLAGS[*]} " == *" --read-only "* ]]' "the DaemonSet's privileges read"
+}
+
 # deploy_images: the tracer's (dist/Containerfile), the llama-server's (the
 # cached build at its own path, with the libraries ldd names, imported from
 # a tarball; not its Vulkan backend: no driver in the image) and the pods'
 # infra (catatonit)
 deploy_images() {
 	local lib
-	"$ROOT/tools/image-context.sh" "$T/ctx" &&
-		podman build -q -t "localhost/$DEPLOY-tracer:latest" -f "$T/ctx/Containerfile" \
-			"$T/ctx" >/dev/null || return 1
+	deploy_tracer_image || return 1
 	mkdir -p "$T/srv$LLAMA_DIR" "$T/srv/tmp" && chmod 1777 "$T/srv/tmp" &&
 		cp -a "$LLAMA_DIR/." "$T/srv$LLAMA_DIR/" && rm -f "$T/srv$LLAMA_DIR/libggml-vulkan.so" ||
 		return 1
@@ -118,16 +134,9 @@ test_deploy_image_traces_a_server_in_another_container() {
 	need_llama_server || return 1
 	deploy_setup || return 1
 	deploy_images || return 1
-	local flags
-	mkdir -p "$T/rec"
-	mapfile -t flags < <(jq --arg rec "$T/rec" '(.spec.volumes[] |
-		select(.name == "recordings") | .hostPath.path) = $rec' "$T/pod.json" >"$T/run.json" &&
-		pod_flags "$T/run.json")
-	echo "# podman run ${flags[*]}"
-	expect '[[ " ${flags[*]} " == *" --pid=host "* && " ${flags[*]} " == *" --cap-drop=all "* &&
-		" ${flags[*]} " == *" --read-only "* ]]' "the DaemonSet's privileges read" || return 1
+	daemonset_flags || return 1
 	deploy_server -np 1 -c 2048 -t 1 || return 1
-	GMT=podman start_tracer run --rm --name "$DEPLOY-tracer" --network none "${flags[@]}" \
+	GMT=podman start_tracer run --rm --name "$DEPLOY-tracer" --network none "${DS_FLAGS[@]}" \
 		"localhost/$DEPLOY-tracer:latest" --json -p "$SERVER_HOST_PID" || return 1
 	drive_anon --clients 1 --requests 6 --tokens 32 || return 1
 	compare || return 1
@@ -144,6 +153,31 @@ test_deploy_image_traces_a_server_in_another_container() {
 	else
 		echo "# this report has no container field yet: the container's id is not checked"
 	fi
+}
+
+# The Vulkan helper in the image: with the DaemonSet's privileges and its
+# --watch, the tracer finds a Vulkan program of the host by the loader it
+# maps, runs the helper (from the image, its libraries the image's) in the
+# program's namespaces and root on the driver it loads (lavapipe), and
+# counts its allocations as the program itself does
+test_deploy_image_runs_the_vulkan_helper() {
+	need_lavapipe
+	deploy_setup || return 1
+	deploy_tracer_image || return 1
+	daemonset_flags || return 1
+	GMT=podman GMT_READY=watching start_tracer run --rm --name "$DEPLOY-tracer" --network none \
+		"${DS_FLAGS[@]}" "localhost/$DEPLOY-tracer:latest" --watch --json --no-tui || return 1
+	mkfifo "$T/go" "$T/done"
+	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
+	local vk=$!
+	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
+		'@it found the program and its driver: $(tail -3 "$T/gmt.err")' || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	kill -TERM "$GMT_PID"
+	wait_tracer || return 1
+	jq --argjson pid "$vk" '.processes |= map(select(.pid == $pid))' "$T/gmt.out" >"$T/vk.json"
+	check_vulkan "$T/vk.json" "$T/wl.json"
 }
 
 # near BYTES TRUTH: within 2% of TRUTH, or RSS_SLACK (tests/lib.sh)

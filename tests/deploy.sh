@@ -167,16 +167,7 @@ test_deploy_image_runs_the_vulkan_helper() {
 	daemonset_flags || return 1
 	GMT=podman GMT_READY=watching start_tracer run --rm --name "$DEPLOY-tracer" --network none \
 		"${DS_FLAGS[@]}" "localhost/$DEPLOY-tracer:latest" --watch --json --no-tui || return 1
-	mkfifo "$T/go" "$T/done"
-	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
-	local vk=$!
-	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
-		'@it found the program and its driver: $(tail -3 "$T/gmt.err")' || return 1
-	echo go >"$T/go"
-	cat "$T/done" >"$T/wl.json"
-	kill -TERM "$GMT_PID"
-	wait_tracer || return 1
-	jq --argjson pid "$vk" '.processes |= map(select(.pid == $pid))' "$T/gmt.out" >"$T/vk.json"
+	watched_vkalloc || return 1
 	check_vulkan "$T/vk.json" "$T/wl.json"
 }
 

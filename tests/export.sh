@@ -333,23 +333,15 @@ test_service_unit_capabilities_suffice() {
 	expect '! setpriv --bounding-set=-all,${nobpf/+sys_admin,/} --inh-caps=-all -- "$GMT" --watch \
 		-d 1 >/dev/null 2>"$T/nobpf" && grep -q "needs the CAP_BPF" "$T/nobpf"' \
 		'@without CAP_BPF and CAP_SYS_ADMIN it refuses: $(cat "$T/nobpf")' || return 1
-	mkfifo "$T/go" "$T/done"
 	printf '#!/bin/sh\nexec setpriv --bounding-set=-all,%s --inh-caps=-all -- "%s" "$@"\n' \
 		"$caps" "$GMT" >"$T/capped"
 	chmod +x "$T/capped"
 	GMT=$T/capped GMT_READY="watching" start_tracer --json --watch --no-tui -o "$T/rec/" || return 1
-	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
-	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
-		'@it found the program and its driver: $(tail -3 "$T/gmt.err")' || return 1
-	echo go >"$T/go"
-	cat "$T/done" >"$T/wl.json"
-	kill -TERM "$GMT_PID"
-	wait_tracer || return 1
-	jq '.processes |= map(select(.comm == "vkalloc"))' "$T/gmt.out" >"$T/vk.json"
+	watched_vkalloc || return 1
 	check_vulkan "$T/vk.json" "$T/wl.json" || return 1
 	# as the unit's ExecStart, a recording per process: the program's own
 	# replays alone with the same counts
-	expect '"$GMT" replay --json "$T"/rec/vkalloc.*.gmt >"$T/rec.json"' \
+	expect '"$GMT" replay --json "$T"/rec/vkalloc.*."$VK_PID".gmt >"$T/rec.json"' \
 		"the program's own recording: $(ls "$T/rec")" || return 1
 	check_vulkan "$T/rec.json" "$T/wl.json"
 }

@@ -13,6 +13,24 @@ need_lavapipe() {
 		skip "no Vulkan device (mesa-vulkan-drivers' lavapipe is installed by make deps)"
 }
 
+# watched_vkalloc: vkalloc run under a tracer that watches (start_tracer's,
+# GMT_PID), released once the tracer has attached to its driver; the
+# tracer stopped after it, the report of this vkalloc alone in $T/vk.json, its
+# own summary in $T/wl.json, its pid VK_PID
+watched_vkalloc() {
+	mkfifo "$T/go" "$T/done"
+	"$VK" --wait "$T/go" --out "$T/done" --loader 6 --direct 4 &
+	VK_PID=$!
+	expect 'wait_line "$T/gmt.err" "attached Vulkan driver"' \
+		'@it found the program and its driver: $(tail -3 "$T/gmt.err")' || return 1
+	echo go >"$T/go"
+	cat "$T/done" >"$T/wl.json"
+	kill -TERM "$GMT_PID"
+	wait_tracer || return 1
+	# by its pid: a watch sees every vkalloc on the machine
+	jq --argjson pid "$VK_PID" '.processes |= map(select(.pid == $pid))' "$T/gmt.out" >"$T/vk.json"
+}
+
 # the Vulkan report in $1 against vkalloc's summary in $2
 check_vulkan() {
 	local r=$1 wl=$2 k='.processes[0].gpu.by_kind[] | select(.api == "Vulkan")'

@@ -84,10 +84,11 @@ drive() {
 }
 
 # drive_anon ARGS...: as drive, with the server's RssAnon (/proc) in ANON
-# just before it stops, the truth for the host heap's last level
+# just before it stops, the truth for the host heap's last level; of
+# SERVER_HOST_PID where set (a server in a container: SERVER_PID is podman)
 drive_anon() {
 	python3 "$ROOT/tests/llama/client.py" "$PORT" "$@" >"$T/client.json" || return 1
-	ANON=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/$SERVER_PID/status")
+	ANON=$(awk '/^RssAnon:/ { print $2 * 1024 }' "/proc/${SERVER_HOST_PID:-$SERVER_PID}/status")
 	stop_server
 	wait_tracer
 }

@@ -59,6 +59,7 @@ static const struct {
 	{ "unit_tracedir_keeps_bytes", test_tracedir_keeps_bytes },
 	{ "unit_tracedir_current_never", test_tracedir_current_never },
 	{ "unit_tracedir_exit_no_ghost", test_tracedir_exit_no_ghost },
+	{ "unit_tracedir_devices_in_every_file", test_tracedir_devices_in_every_file },
 };
 
 int main(int argc, char **argv)

@@ -743,3 +743,52 @@ void test_tracedir_exit_no_ghost(void)
 	ASSERT_EQ(child, 1, "the child's file begins with its PROC");
 	ASSERT_EQ(ended, 1, "the exited process's file ends at its exit");
 }
+
+/* two processes load one Vulkan driver: the helper reads it once, for the
+ * first, and its devices are in the second's file too (its allocations'
+ * kinds came out "memory" in a replay of that file alone) */
+void test_tracedir_devices_in_every_file(void)
+{
+	struct tracefile_info info = { .tool = "unit" };
+	struct tracedir_opts o = { .max_bytes = 1 << 20,
+				   .max_age_ns = 3600000000000ull,
+				   .retain = { .max_bytes = 1 << 30 },
+				   .info = &info };
+	struct gmt_gpu_device dev = {};
+	struct td_names now;
+	char dir[128], err[256], path[400];
+	struct tracedir *d;
+	__u64 ts = 1000000000ull;
+	int i, k, files = 0;
+
+	snprintf(dir, sizeof(dir), "%s/devices", tmpdir);
+	o.dir = dir;
+	d = tracedir__open(&o, err, sizeof(err));
+	if (!ASSERT_TRUE(d != NULL, err))
+		return;
+	td_proc(d, 300, ts, "first", "/usr/bin/first");
+	td_proc(d, 301, ts, "second", "/usr/bin/second");
+	event__init(&dev.hdr, GMT_EV_GPU_DEVICE, sizeof(dev), ts + 1000, 300);
+	dev.api = GMT_API_VK;
+	dev.nr_types = 1;
+	dev.types[0].flags = 1;
+	tracedir__write(d, &dev.hdr);
+	td_mmaps(d, 301, 5, &ts);
+	td_proc(d, 302, ts, "third", "/usr/bin/third"); /* a file started after */
+	ASSERT_EQ(tracedir__close(d), 0, "no write error");
+	td_list(dir, &now, NULL);
+	for (i = 0; i < now.n; i++) {
+		struct typed t = {};
+		struct replay_result r;
+		int n = 0;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, now.name[i]);
+		if (!ASSERT_EQ(tracefile__replay(path, typed_sink, &t, &r), 0, now.name[i]))
+			continue;
+		for (k = 0; k < (int)t.n; k++)
+			n += t.type[k] == GMT_EV_GPU_DEVICE;
+		ASSERT_EQ(n, 1, now.name[i]);
+		files++;
+	}
+	ASSERT_EQ(files, 3, "a file for each process");
+}

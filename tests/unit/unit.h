@@ -73,6 +73,7 @@ void test_tracedir_rotates(void);
 void test_tracedir_keeps_bytes(void);
 void test_tracedir_current_never(void);
 void test_tracedir_exit_no_ghost(void);
+void test_tracedir_devices_in_every_file(void);
 void test_tracefile_truncated_everywhere(void);
 void test_tracefile_corrupt_block(void);
 void test_tracefile_bad_files(void);

@@ -393,8 +393,10 @@ int tracedir__write(struct tracedir *d, const struct gmt_hdr *e)
 {
 	struct pfile *f, *t;
 
-	/* the host's records: into every file, and the start of later ones */
-	if (!e->pid || e->type == GMT_EV_SESSION) {
+	/* the host's records: into every file, and the start of later ones. A
+	 * GPU device is the host's too, though the process whose driver the
+	 * helper read first names it: the driver is read once for all */
+	if (!e->pid || e->type == GMT_EV_SESSION || e->type == GMT_EV_GPU_DEVICE) {
 		if (e->type == GMT_EV_SESSION || e->type == GMT_EV_PROBE ||
 		    e->type == GMT_EV_GPU_DEVICE)
 			keep(&d->preamble, e, PREAMBLE_MAX, 1u << 20);

@@ -152,7 +152,11 @@ kp_trace() {
 	env "$@" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$KP_DIR" \
 		"$WL" --wait "$T/go" --out "$T/done" --steps 2 --step-mib 1 &
 	WL_PID=$!
-	start_tracer -p "$WL_PID" --json -i 0.2 -o "$T/$name.gmt" || return 1
+	start_tracer -p "$WL_PID" --json -i 0.2 -o "$T/$name.gmt" \
+		--metrics-file "$T/$name.prom" || return 1
+	# the metrics of a live process: before it ends
+	expect 'wait_line "$T/$name.prom" "container_id="' "@its metrics: $(ls "$T")" || return 1
+	cp "$T/$name.prom" "$T/$name.live.prom"
 	echo go >"$T/go"
 	cat "$T/done" >/dev/null
 	wait_tracer
@@ -179,12 +183,16 @@ test_container_kubepods_pod() {
 		c=$(jq -c '.processes[0].container' "$T/$f")
 		expect '[ "$c" = "$want" ]' "$f: the node's names: $c" || return 1
 	done
+	expect 'grep -q "{pid=\"[0-9]*\",.*,container_id=\"$id\",pod=\"llama-7f9c\",namespace=\"team-a\"[,}]" "$T/node.live.prom"' \
+		"@the labels: $(grep -m1 container_id= "$T/node.live.prom")" || return 1
 	GMT_PODS_DIR=$T/nopods kp_trace env POD_NAME=llama-x POD_NAMESPACE='Bad_NS!' || return 1
 	want="{\"id\":\"$id\",\"runtime\":\"containerd\",\"pod_uid\":\"$uid\",\"pod\":\"llama-x\",\"namespace\":null,\"pod_from\":\"environment\"}"
 	for f in env.json env.replay.json; do
 		c=$(jq -c '.processes[0].container' "$T/$f")
 		expect '[ "$c" = "$want" ]' "$f: its environment's name, not a bad namespace: $c" || return 1
 	done
+	expect 'grep -q "container_id=\"$id\",pod=\"llama-x\"[,}]" "$T/env.live.prom" && ! grep -q namespace= "$T/env.live.prom"' \
+		"@the labels, no namespace: $(grep -m1 container_id= "$T/env.live.prom")" || return 1
 	"$GMT" replay "$T/env.gmt" >"$T/env.txt"
 	expect 'grep -q "; pod llama-x (from its environment)" "$T/env.txt"' \
 		"@the text says where the name came from: $(grep -m1 pod "$T/env.txt")" || return 1

@@ -453,6 +453,7 @@ static void on_cgroup(struct model_proc *p, const struct gmt_cgroup *g)
 
 	copy_str(p->cgroup, sizeof(p->cgroup), g->path, GMT_PATH_LEN);
 	memset(&p->container, 0, sizeof(p->container));
+	p->ns_pid = 0;
 	if (container__parse(p->cgroup, &ct)) {
 		memcpy(p->container.id, ct.id, sizeof(ct.id));
 		memcpy(p->container.pod_uid, ct.pod_uid, sizeof(ct.pod_uid));

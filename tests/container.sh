@@ -164,13 +164,26 @@ kp_trace() {
 	"$GMT" replay --json "$T/$name.gmt" >"$T/$name.replay.json" || return 1
 }
 
+# kp_expect NAME POD LABELS: of run NAME, the container in the report and
+# its replay (the pod's fields as POD), the labels after container_id
+kp_expect() {
+	local f c labels=$3 prom=$T/$1.live.prom
+	local want="{\"id\":\"$id\",\"runtime\":\"containerd\",\"pod_uid\":\"$uid\",$2}"
+	for f in "$1.json" "$1.replay.json"; do
+		c=$(jq -c '.processes[0].container' "$T/$f")
+		expect '[ "$c" = "$want" ]' "$f: $c" || return 1
+	done
+	expect 'grep -q "{pid=\"[0-9]*\",.*,container_id=\"$id\",$labels" "$prom"' \
+		"@the labels: $(grep -m1 container_id= "$prom")" || return 1
+}
+
 # A pod-shaped cgroup (kubepods/burstable/pod<uid>/<id>, the cgroupfs
 # driver's): its pod's uid, and the name and namespace from the kubelet's
 # /var/log/pods (GMT_PODS_DIR here), else from the process's environment,
 # said to be so; the same in the replay
 test_container_kubepods_pod() {
 	need_root
-	local uid id c want
+	local uid id
 	trap kp_cleanup EXIT
 	trap 'exit 1' TERM INT
 	uid=$(printf '%08x-1234-4abc-8def-%012x' $$ "$RANDOM")
@@ -178,21 +191,13 @@ test_container_kubepods_pod() {
 	kp_cgroup "kubepods/burstable/pod$uid/$id" || return 1
 	mkdir -p "$T/pods/team-a_llama-7f9c_$uid" "$T/nopods"
 	GMT_PODS_DIR=$T/pods kp_trace node POD_NAME=liar || return 1
-	want="{\"id\":\"$id\",\"runtime\":\"containerd\",\"pod_uid\":\"$uid\",\"pod\":\"llama-7f9c\",\"namespace\":\"team-a\",\"pod_from\":\"node\"}"
-	for f in node.json node.replay.json; do
-		c=$(jq -c '.processes[0].container' "$T/$f")
-		expect '[ "$c" = "$want" ]' "$f: the node's names: $c" || return 1
-	done
-	expect 'grep -q "{pid=\"[0-9]*\",.*,container_id=\"$id\",pod=\"llama-7f9c\",namespace=\"team-a\"[,}]" "$T/node.live.prom"' \
-		"@the labels: $(grep -m1 container_id= "$T/node.live.prom")" || return 1
+	kp_expect node "\"pod\":\"llama-7f9c\",\"namespace\":\"team-a\",\"pod_from\":\"node\"" \
+		'pod="llama-7f9c",namespace="team-a"[,}]' || return 1
 	GMT_PODS_DIR=$T/nopods kp_trace env POD_NAME=llama-x POD_NAMESPACE='Bad_NS!' || return 1
-	want="{\"id\":\"$id\",\"runtime\":\"containerd\",\"pod_uid\":\"$uid\",\"pod\":\"llama-x\",\"namespace\":null,\"pod_from\":\"environment\"}"
-	for f in env.json env.replay.json; do
-		c=$(jq -c '.processes[0].container' "$T/$f")
-		expect '[ "$c" = "$want" ]' "$f: its environment's name, not a bad namespace: $c" || return 1
-	done
-	expect 'grep -q "container_id=\"$id\",pod=\"llama-x\"[,}]" "$T/env.live.prom" && ! grep -q namespace= "$T/env.live.prom"' \
-		"@the labels, no namespace: $(grep -m1 container_id= "$T/env.live.prom")" || return 1
+	kp_expect env "\"pod\":\"llama-x\",\"namespace\":null,\"pod_from\":\"environment\"" \
+		'pod="llama-x"[,}]' || return 1
+	expect '! grep -q namespace= "$T/env.live.prom"' "no namespace label where none is known" ||
+		return 1
 	"$GMT" replay "$T/env.gmt" >"$T/env.txt"
 	expect 'grep -q "; pod llama-x (from its environment)" "$T/env.txt"' \
 		"@the text says where the name came from: $(grep -m1 pod "$T/env.txt")" || return 1

@@ -16,7 +16,9 @@ ctr_image() {
 	trap 'exit 1' TERM INT
 	mkdir -p "$T/img" "$T/io" || return 1
 	cp "$ROOT/.output/tests/workload-static" "$T/img/workload" || return 1
-	tar -C "$T/img" -cf "$T/img.tar" workload || return 1
+	# a file named as the Vulkan loader, for --map: what --watch looks for
+	mkdir -p "$T/img/usr/lib" && head -c 4096 /dev/zero >"$T/img/usr/lib/libvulkan.so.1"
+	tar -C "$T/img" -cf "$T/img.tar" workload usr || return 1
 	"${PODMAN[@]}" import -q "$T/img.tar" "$CTR_IMAGE" >/dev/null 2>"$T/podman.err" ||
 		{ echo "# podman import: $(tail -3 "$T/podman.err")"; return 1; }
 	mkfifo "$T/io/go" "$T/io/done" "$T/io/hold"
@@ -28,12 +30,12 @@ ctr_cleanup() {
 	"${PODMAN[@]}" rmi -f "$CTR_IMAGE" >/dev/null 2>&1
 }
 
-# ctr_start: the workload in a container of 192 MiB, waiting on io/go;
-# CTR_ID and CTR_PID (its host pid)
+# ctr_start [ARGS...]: the workload (with ARGS) in a container of 192 MiB,
+# waiting on io/go; CTR_ID and CTR_PID (its host pid)
 ctr_start() {
 	CTR_ID=$("${PODMAN[@]}" "${PODMAN_RUN[@]}" -d --name "$CTR_NAME" --memory 192m \
-		-v "$T/io:/io" "$CTR_IMAGE" /workload --wait /io/go --out /io/done --hold /io/hold \
-		--steps 4 --step-mib 2 2>"$T/podman.err") ||
+		-v "$T/io:/io" "$CTR_IMAGE" /workload "$@" --wait /io/go --out /io/done \
+		--hold /io/hold --steps 4 --step-mib 2 2>"$T/podman.err") ||
 		{ echo "# podman run: $(tail -3 "$T/podman.err")"; return 1; }
 	CTR_PID=$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$CTR_NAME")
 	expect '[ "$CTR_ID" = "$("${PODMAN[@]}" inspect --format "{{.Id}}" "$CTR_NAME")" ]' \
@@ -112,6 +114,29 @@ test_container_podman_watch() {
 	"$GMT" replay "$T"/rec/*"$CTR_PID"* >"$T/replay.txt" 2>"$T/replay.err" ||
 		{ echo "# replay: $(ls "$T/rec") $(cat "$T/replay.err")"; return 1; }
 	ctr_check "$T/gmt.out" "$T/replay.txt" || return 1
+}
+
+# Found by --watch, with no name to watch, when it maps a GPU library in
+# the container (a file of the image, named as the Vulkan loader): the
+# kernel's name for the file is the one a host's library has
+test_container_podman_watch_gpu_mapping() {
+	need_root
+	local p
+	ctr_image || return 1
+	GMT_READY="watching" start_tracer --watch --no-tui -i 0.2 --json || return 1
+	ctr_start --map /usr/lib/libvulkan.so.1 || return 1
+	expect 'wait_line "$T/gmt.err" "tracing pid $CTR_PID"' \
+		"@--watch found $CTR_PID: $(tail -3 "$T/gmt.err")" || return 1
+	echo go >"$T/io/go"
+	cat "$T/io/done" >/dev/null
+	echo go >"$T/io/hold"
+	"${PODMAN[@]}" wait "$CTR_NAME" >/dev/null
+	kill -INT "$GMT_PID"
+	wait_tracer
+	p=$(jq -c --argjson p "$CTR_PID" '.processes[] | select(.pid == $p) |
+		[.traced_how, .traced_mapping, .container.id, .ns_pid]' "$T/gmt.out")
+	expect '[ "$p" = "[\"gpu_mapping\",\"libvulkan.so.1\",\"$CTR_ID\",1]" ]' \
+		"found by its mapping, in its container: $p" || return 1
 }
 
 # kp_cgroup PATH: a cgroup of the memory hierarchy made for the test, its

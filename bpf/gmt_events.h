@@ -116,10 +116,26 @@ struct gmt_proc {
 
 /* The process's cgroup v2 path ("/system.slice/llama.service"), as
  * /proc/PID/cgroup gives it at attach: where a container's processes are
- * told apart. "/" for none. */
+ * told apart (the path names the container: a v1 hierarchy's where only it
+ * does). "/" for none. Then what only the host can tell at trace time:
+ * its pid in its own pid namespace, and its pod's name and namespace. */
+enum gmt_pod_from {
+	GMT_POD_FROM_NONE = 0,
+	GMT_POD_FROM_NODE = 1, /* the kubelet's /var/log/pods/<ns>_<name>_<uid> */
+	GMT_POD_FROM_ENV = 2,  /* its environment: POD_NAME, POD_NAMESPACE, HOSTNAME */
+};
+
+#define GMT_POD_NAME_LEN 256 /* a DNS subdomain: 253 */
+#define GMT_POD_NS_LEN 64    /* a DNS label: 63 */
+
 struct gmt_cgroup {
 	struct gmt_hdr hdr;
 	char path[GMT_PATH_LEN];
+	/* from here on, absent in records of before (hdr.len says) */
+	__u32 ns_pid;	/* innermost NSpid; 0: the same as the host's, or unknown */
+	__u32 pod_from; /* enum gmt_pod_from, of pod and pod_ns */
+	char pod[GMT_POD_NAME_LEN];
+	char pod_ns[GMT_POD_NS_LEN];
 };
 
 /* The variables of the target's environment that set how llama.cpp uses

@@ -29,6 +29,8 @@
  *               glibc's inlined tcache check aborts in malloc itself
  * --crash-gp    instead, it reads a non-canonical address: on x86-64 a
  *               general protection fault, SIGSEGV with no address
+ * --map FILE    map FILE (read-only, shared) before waiting: a file named
+ *               as a GPU library is what --watch finds a GPU process by
  * --secret      the steps run below a frame whose 8 KiB of stack hold
  *               "SECRET-REQUEST-BYTES!" over and over, as a server's
  *               stack holds a request: none of it may leave the kernel
@@ -389,7 +391,16 @@ int main(int argc, char **argv)
 			secret = 1;
 		else if (!strcmp(argv[i], "--fill-read"))
 			fill_fd = open("/dev/zero", O_RDONLY);
-		else {
+		else if (!strcmp(argv[i], "--map")) {
+			int fd = open(v, O_RDONLY);
+
+			i++;
+			if (fd < 0 ||
+			    mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) {
+				perror(v);
+				return 2;
+			}
+		} else {
 			fprintf(stderr, "workload: unknown argument %s\n", argv[i]);
 			return 2;
 		}

@@ -52,6 +52,8 @@ static const struct {
 	{ "unit_procfs_redact", test_procfs_redact },
 	{ "unit_fmt", test_fmt },
 	{ "unit_fmt_clean", test_fmt_clean },
+	{ "unit_container_parse", test_container_parse },
+	{ "unit_model_container", test_model_container },
 	{ "unit_words_of_each_code", test_words_of_each_code },
 	{ "unit_search_after", test_search_after },
 	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },

@@ -690,3 +690,48 @@ void test_drm_fdinfo(void)
 out:
 	model__free(m);
 }
+
+/* the CGROUP record: the container its path names, the pid inside and the
+ * pod's names the host told, cleaned; a record of before (the path alone)
+ * is valid and gives the container but no pid inside */
+void test_model_container(void)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct model *m = model__new();
+	struct gmt_cgroup g;
+	struct model_proc *p;
+	__u16 old_len = offsetof(struct gmt_cgroup, ns_pid);
+
+	send_session(model__add, m, 9);
+	event__init(&g.hdr, GMT_EV_CGROUP, sizeof(g), T(0.1), 9);
+	snprintf(g.path, sizeof(g.path), "/kubepods/burstable/pod%s/%s",
+		 "1a2b3c4d-0000-4abc-8def-0123456789ab", id);
+	g.ns_pid = 7;
+	g.pod_from = GMT_POD_FROM_ENV;
+	strcpy(g.pod, "llama\x1b[2J");
+	strcpy(g.pod_ns, "team-a");
+	model__add(m, &g.hdr);
+	p = model__proc(m, 9);
+	if (!ASSERT_TRUE(p != NULL, "process"))
+		return;
+	ASSERT_STR(p->container.id, id, "the id");
+	ASSERT_STR(p->container.runtime, "containerd", "the runtime");
+	ASSERT_STR(p->container.pod_uid, "1a2b3c4d-0000-4abc-8def-0123456789ab", "the pod uid");
+	ASSERT_EQ(p->ns_pid, 7, "the pid inside");
+	ASSERT_EQ(p->container.pod_from, MODEL_POD_FROM_ENV, "from its environment");
+	ASSERT_STR(p->container.pod, "llama\xef\xbf\xbd[2J", "cleaned at the model's door");
+	ASSERT_STR(p->container.pod_ns, "team-a", "the namespace");
+
+	g.hdr.len = old_len;
+	ASSERT_TRUE(event__valid(&g.hdr, old_len), "a record of before is valid");
+	g.hdr.len = old_len - 8;
+	ASSERT_TRUE(!event__valid(&g.hdr, old_len - 8), "shorter is not");
+	g.hdr.len = old_len;
+	snprintf(g.path, sizeof(g.path), "/libpod_parent/libpod-%s", id);
+	model__add(m, &g.hdr);
+	ASSERT_STR(p->container.runtime, "podman", "the path read again");
+	ASSERT_EQ(p->ns_pid, 0, "no pid inside in a record of before");
+	ASSERT_STR(p->container.pod_uid, "", "no pod");
+	ASSERT_STR(p->container.pod, "", "no pod name");
+	model__free(m);
+}

@@ -121,5 +121,7 @@ void test_timings_scan(void);
 void test_search_after(void);
 void test_fmt(void);
 void test_fmt_clean(void);
+void test_container_parse(void);
+void test_model_container(void);
 
 #endif

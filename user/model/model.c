@@ -13,6 +13,10 @@
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " is " #b)
 SAME(MODEL_COMM_LEN, GMT_COMM_LEN);
 SAME(MODEL_PATH_LEN, GMT_PATH_LEN);
+SAME(MODEL_POD_NAME_LEN, GMT_POD_NAME_LEN);
+SAME(MODEL_POD_NS_LEN, GMT_POD_NS_LEN);
+SAME(MODEL_POD_FROM_NODE, GMT_POD_FROM_NODE);
+SAME(MODEL_POD_FROM_ENV, GMT_POD_FROM_ENV);
 SAME(MODEL_DECODE_SEQS, GMT_DECODE_SEQS);
 SAME(MODEL_API_VK, GMT_API_VK);
 SAME(MODEL_API_CU, GMT_API_CU);
@@ -443,6 +447,31 @@ static void on_fork(struct model *m, struct model_proc *p, const struct gmt_fork
 	copy_str(c->comm, sizeof(c->comm), e->comm, sizeof(e->comm));
 	memcpy(c->exe, p->exe, sizeof(c->exe));
 	memcpy(c->cgroup, p->cgroup, sizeof(c->cgroup)); /* a child starts in its parent's */
+	c->container = p->container;
+}
+
+/* its cgroup, the container that names, and what the host told of it */
+static void on_cgroup(struct model_proc *p, const struct gmt_cgroup *g)
+{
+	struct container ct;
+
+	copy_str(p->cgroup, sizeof(p->cgroup), g->path, GMT_PATH_LEN);
+	memset(&p->container, 0, sizeof(p->container));
+	p->ns_pid = 0;
+	if (container__parse(p->cgroup, &ct)) {
+		memcpy(p->container.id, ct.id, sizeof(ct.id));
+		memcpy(p->container.pod_uid, ct.pod_uid, sizeof(ct.pod_uid));
+		p->container.runtime = ct.runtime;
+	}
+	if (g->hdr.len < sizeof(*g)) /* recorded before these fields */
+		return;
+	p->ns_pid = g->ns_pid;
+	if (!p->container.pod_uid[0] ||
+	    (g->pod_from != GMT_POD_FROM_NODE && g->pod_from != GMT_POD_FROM_ENV))
+		return;
+	p->container.pod_from = g->pod_from;
+	copy_str(p->container.pod, sizeof(p->container.pod), g->pod, sizeof(g->pod));
+	copy_str(p->container.pod_ns, sizeof(p->container.pod_ns), g->pod_ns, sizeof(g->pod_ns));
 }
 
 static void on_proc_exit(struct model_proc *p, const struct gmt_exit *e)
@@ -873,8 +902,7 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		on_proc_env(p, (const void *)e);
 		break;
 	case GMT_EV_CGROUP:
-		copy_str(p->cgroup, sizeof(p->cgroup), ((const struct gmt_cgroup *)e)->path,
-			 GMT_PATH_LEN);
+		on_cgroup(p, (const void *)e);
 		break;
 	case GMT_EV_SIGNAL: {
 		const struct gmt_signal *g = (const void *)e;

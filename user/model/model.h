@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <uthash.h>
 #include "stream/event.h"
+#include "common/container.h"
 
 /* The model's own names for what the wire format (bpf/gmt_events.h)
  * numbers. model*.c read each record once and keep these; nothing above
@@ -237,12 +238,32 @@ extern const char *const model_req_paths[MODEL_REQ_PATHS];
 extern const double model_req_latency_le[MODEL_LATENCY_BUCKETS]; /* seconds */
 extern const double model_req_rate_le[MODEL_RATE_BUCKETS];	 /* tokens per second */
 
+/* where its pod's name and namespace came from */
+enum model_pod_from {
+	MODEL_POD_FROM_NONE = 0,
+	MODEL_POD_FROM_NODE = 1, /* the kubelet's log directories */
+	MODEL_POD_FROM_ENV = 2,	 /* its own environment: its word only */
+};
+#define MODEL_POD_NAME_LEN 256
+#define MODEL_POD_NS_LEN 64
+
+/* the container its cgroup path names; id "" for none */
+struct model_container {
+	char id[CONTAINER_ID_LEN];
+	const char *runtime; /* "podman", "docker", "containerd", "cri-o" */
+	char pod_uid[CONTAINER_UID_LEN];
+	char pod[MODEL_POD_NAME_LEN], pod_ns[MODEL_POD_NS_LEN];
+	enum model_pod_from pod_from;
+};
+
 struct model_proc {
 	UT_hash_handle hh; /* in model.by_pid */
 	__u32 pid, ppid;
 	char comm[MODEL_COMM_LEN];
 	char exe[MODEL_PATH_LEN];
 	char cgroup[MODEL_PATH_LEN]; /* "" when not told; "/" the root */
+	struct model_container container;
+	__u32 ns_pid; /* in its own pid namespace; 0: the same, or not told */
 	/* the memory limit its cgroups set, at the last interval: of its cgroup
 	 * and their ancestors, the one with the least room; mem_limit_ts 0: none */
 	__u64 mem_limit_ts, mem_limit, mem_limit_used;

@@ -14,6 +14,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 		fprintf(out, "  exe      %s\n", p->exe);
 	if (p->cmdline && p->cmdline[0])
 		fprintf(out, "  command  %s\n", p->cmdline);
+	print_container(out, p);
 	print_traced(out, p);
 	print_llama_server(out, p);
 	print_host(out, m, p, o);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* a process on the host, in both reports: its memory (RSS by member, its
  * /proc status, the timeline, page faults, mappings, the brk heap), its
- * cgroup's limit, its threads and its exit, and how long after its start
- * tracing of it began */
+ * cgroup's limit, its threads and its exit, how long after its start
+ * tracing of it began, and its container and pod */
 #include <json-c/json.h>
 #include "common/json_util.h"
 #include <stdlib.h>
@@ -204,6 +204,48 @@ static double traced_from(const struct model_proc *p)
 	if (!p->start_ts || !p->traced_ts)
 		return -1;
 	return p->traced_ts > p->start_ts ? (p->traced_ts - p->start_ts) / 1e9 : 0;
+}
+
+static const char *const pod_from_names[] = {
+	[MODEL_POD_FROM_NODE] = "node", [MODEL_POD_FROM_ENV] = "environment"
+};
+
+/* "container 1a2b3c4d5e6f (podman), pid 1 inside; pod NAME in NAMESPACE" */
+void print_container(FILE *out, const struct model_proc *p)
+{
+	const struct model_container *c = &p->container;
+
+	if (!c->id[0] && !c->pod_uid[0] && !p->ns_pid)
+		return;
+	fputs("  in      ", out);
+	if (c->id[0])
+		fprintf(out, " container %.12s (%s)%s", c->id, c->runtime, p->ns_pid ? "," : "");
+	if (p->ns_pid)
+		fprintf(out, " pid %u inside", p->ns_pid);
+	if (c->pod_uid[0] && c->pod[0])
+		fprintf(out, "; pod %s", c->pod);
+	else if (c->pod_uid[0])
+		fprintf(out, "; pod uid %s", c->pod_uid);
+	if (c->pod_uid[0] && c->pod_ns[0])
+		fprintf(out, " in %s", c->pod_ns);
+	fprintf(out, "%s\n", c->pod_from == MODEL_POD_FROM_ENV ? " (from its environment)" : "");
+}
+
+struct json_object *container_json(const struct model_proc *p)
+{
+	const struct model_container *c = &p->container;
+	struct json_object *o;
+
+	if (!c->id[0] && !c->pod_uid[0])
+		return NULL;
+	o = json_object_new_object();
+	add(o, "id", c->id[0] ? str(c->id) : NULL);
+	add(o, "runtime", c->runtime ? str(c->runtime) : NULL);
+	add(o, "pod_uid", c->pod_uid[0] ? str(c->pod_uid) : NULL);
+	add(o, "pod", c->pod[0] ? str(c->pod) : NULL);
+	add(o, "namespace", c->pod_ns[0] ? str(c->pod_ns) : NULL);
+	add(o, "pod_from", c->pod_from ? str(pod_from_names[c->pod_from]) : NULL);
+	return o;
 }
 
 void print_traced(FILE *out, const struct model_proc *p)

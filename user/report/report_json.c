@@ -18,6 +18,8 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "comm", str(p->comm));
 	add(o, "exe", str(p->exe));
 	add(o, "cgroup", p->cgroup[0] ? str(p->cgroup) : NULL);
+	add(o, "ns_pid", p->ns_pid ? u64(p->ns_pid) : NULL);
+	add(o, "container", container_json(p));
 	add(o, "memory_limit", mem_limit_json(p));
 	add(o, "llama_state", llama_state_json(&p->lstate));
 	add(o, "cmdline", str(p->cmdline));

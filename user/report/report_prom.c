@@ -42,6 +42,18 @@ static void proc_labels(FILE *out, const struct model_proc *p)
 		fputc(',', out);
 		label(out, "cgroup", p->cgroup, sizeof(p->cgroup));
 	}
+	if (p->container.id[0]) {
+		fputc(',', out);
+		label(out, "container_id", p->container.id, sizeof(p->container.id));
+	}
+	if (p->container.pod[0]) {
+		fputc(',', out);
+		label(out, "pod", p->container.pod, sizeof(p->container.pod));
+	}
+	if (p->container.pod_ns[0]) {
+		fputc(',', out);
+		label(out, "namespace", p->container.pod_ns, sizeof(p->container.pod_ns));
+	}
 }
 
 static void head(FILE *out, const char *name, const char *type, const char *help)

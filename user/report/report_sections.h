@@ -41,6 +41,9 @@ void print_traced(FILE *out, const struct model_proc *p);
 void traced_json(struct json_object *proc, const struct model *m, const struct model_proc *p);
 void exit_json(struct json_object *proc, const struct model *m, const struct model_proc *p);
 struct json_object *mem_limit_json(const struct model_proc *p);
+/* its container and pod (null when in none), its pid inside */
+void print_container(FILE *out, const struct model_proc *p);
+struct json_object *container_json(const struct model_proc *p);
 
 /* GPU APIs, report_gpu.c */
 void print_gpu_devices(FILE *out, const struct model *m);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The memory limit that binds a process, from the cgroup files: the kernel
  * OOM-kills a cgroup that reaches its limit whatever the host has free, so
- * a projection of growth ends there (a pod's 6 GiB, not the node's RAM). */
+ * a projection of growth ends there (a pod's 6 GiB, not the node's RAM).
+ * And which of its cgroup paths names its container, and its pod's name
+ * and namespace as the node's kubelet logs them. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 #include "cgroup.h"
 #include "procfs.h"
+#include "common/container.h"
 
 #define NO_LIMIT GMT_MEM_NO_LIMIT /* v1 says "none" with PAGE_COUNTER_MAX pages */
 
@@ -78,23 +82,36 @@ static bool read_num(const char *dir, const char *name, __u64 *v)
 	return true;
 }
 
+/* the next line of /proc/PID/cgroup's text at *cur, split in place into
+ * HIERARCHY:CONTROLLERS:PATH; false at the end */
+static bool next_line(char **cur, char **hier, char **ctl, char **path)
+{
+	char *next;
+
+	while (*cur && **cur) {
+		*hier = *cur;
+		next = strchr(*cur, '\n');
+		if (next)
+			*next++ = 0;
+		*cur = next;
+		*ctl = strchr(*hier, ':');
+		*path = *ctl ? strchr(*ctl + 1, ':') : NULL;
+		if (!*path)
+			continue;
+		*(*path)++ = 0;
+		*(*ctl)++ = 0;
+		return true;
+	}
+	return false;
+}
+
 /* the path of pid's cgroup in the hierarchy with the memory controller */
 static bool cgroup_path(__u32 pid, bool v2, char *out, size_t size)
 {
-	char buf[4096], *line, *next, *ctl, *path;
+	char buf[4096], *cur = buf, *line, *ctl, *path;
 
 	procfs__read(pid, "cgroup", buf, sizeof(buf));
-	for (line = buf; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		/* HIERARCHY:CONTROLLERS:PATH */
-		ctl = strchr(line, ':');
-		path = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!path)
-			continue;
-		*path++ = 0;
-		*ctl++ = 0;
+	while (next_line(&cur, &line, &ctl, &path)) {
 		if (v2 ? strcmp(line, "0") || *ctl : !strstr(ctl, "memory"))
 			continue;
 		/* the kernel writes it; still, no way up and out of the hierarchy */
@@ -177,4 +194,54 @@ int cgroup__mem_limit(__u32 pid, struct gmt_mem_limit *e)
 	}
 	e->swap_room = swap_room;
 	return found ? 0 : -ENOENT;
+}
+
+bool cgroup__pick(char *buf, char *out, size_t size)
+{
+	char *cur = buf, *line, *ctl, *path, *v2 = NULL, *mem = NULL, *named = NULL;
+	struct container ct;
+
+	while (next_line(&cur, &line, &ctl, &path)) {
+		if (!strcmp(line, "0") && !*ctl)
+			v2 = path;
+		else if (!mem && !strcmp(ctl, "memory"))
+			mem = path;
+		if (!named && container__parse(path, &ct))
+			named = path;
+	}
+	if (v2 && container__parse(v2, &ct))
+		named = v2;
+	path = named ? named : v2 ? v2 : mem;
+	if (!path)
+		return false;
+	snprintf(out, size, "%s", path);
+	return true;
+}
+
+bool cgroup__pod_names(const char *uid, char *name, size_t name_size, char *ns, size_t ns_size)
+{
+	const char *root = getenv("GMT_PODS_DIR");
+	size_t n, k = strlen(uid);
+	struct dirent *d;
+	const char *u;
+	bool found = false;
+	DIR *dir;
+
+	dir = opendir(root && *root ? root : "/var/log/pods");
+	while (dir && !found && (d = readdir(dir))) {
+		/* <namespace>_<name>_<uid>: neither name has a '_' */
+		n = strlen(d->d_name);
+		if (n < k + 4 || strcmp(d->d_name + n - k, uid) || d->d_name[n - k - 1] != '_')
+			continue;
+		u = strchr(d->d_name, '_');
+		if (!container__name_ok(d->d_name, u - d->d_name, false) ||
+		    !container__name_ok(u + 1, d->d_name + n - k - 1 - (u + 1), true))
+			continue;
+		snprintf(ns, ns_size, "%.*s", (int)(u - d->d_name), d->d_name);
+		snprintf(name, name_size, "%.*s", (int)(d->d_name + n - k - 1 - (u + 1)), u + 1);
+		found = true;
+	}
+	if (dir)
+		closedir(dir);
+	return found;
 }

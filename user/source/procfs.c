@@ -337,6 +337,41 @@ size_t procfs__settings(const char *env, size_t len, char *out, size_t size)
 	return n;
 }
 
+const char *procfs__env_value(const char *env, size_t len, const char *name, size_t *n)
+{
+	const char *v = env, *end = env + len, *nul;
+	size_t k = strlen(name);
+
+	for (; v < end; v = nul + 1) {
+		nul = memchr(v, 0, end - v);
+		if (!nul)
+			nul = end;
+		if ((size_t)(nul - v) > k && !strncmp(v, name, k) && v[k] == '=') {
+			*n = nul - v - k - 1;
+			return v + k + 1;
+		}
+	}
+	return NULL;
+}
+
+__u32 procfs__ns_pid(__u32 pid)
+{
+	char status[4096], *l, *end;
+	unsigned long v, last = 0;
+
+	procfs__read(pid, "status", status, sizeof(status));
+	l = strstr(status, "\nNSpid:");
+	if (!l)
+		return 0;
+	for (l += 7; *l && *l != '\n'; l = end) {
+		v = strtoul(l, &end, 10);
+		if (end == l)
+			break;
+		last = v;
+	}
+	return last == pid ? 0 : (__u32)last;
+}
+
 /* "1234 KiB", "5 MiB", "42" (bytes) */
 static __u64 parse_size(const char *v)
 {

@@ -56,6 +56,12 @@ size_t procfs__redact(char *args, size_t len);
 /* of an environment ("NAME=value\0"...), the variables that set how
  * llama.cpp uses memory, in the same form; their length */
 size_t procfs__settings(const char *env, size_t len, char *out, size_t size);
+/* the value of NAME in env ("NAME=value\0"..., len bytes), or NULL; *n its
+ * length (it need not end in a NUL where env was cut) */
+const char *procfs__env_value(const char *env, size_t len, const char *name, size_t *n);
+/* pid's pid in its own pid namespace (the last of NSpid in its status); 0
+ * where that is the pid we see, or unknown */
+__u32 procfs__ns_pid(__u32 pid);
 
 /* one line of /proc/PID/maps, or a mapping's first line in smaps */
 struct procfs_map {

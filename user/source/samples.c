@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "nvml.h"
 #include "procfs.h"
+#include "common/container.h"
 
 #define SCRATCH_SIZE 65536
 
@@ -251,21 +252,40 @@ static void emit_proc(struct samples *c, __u32 pid, bool spawned)
 	emit(c, &p->hdr);
 }
 
-/* the cgroup v2 line of /proc/PID/cgroup ("0::/path"); a command we start
- * is in ours */
+/* the path of /proc/PID/cgroup that names its container (a command we
+ * start is in ours), its pid inside, and its pod's names: the node's, else
+ * its environment's (its own to say: cleaned, and marked as such) */
 static void emit_cgroup(struct samples *c, __u32 pid)
 {
 	struct gmt_cgroup *g = (struct gmt_cgroup *)c->scratch;
-	char buf[4096], *line;
+	char buf[4096], env[16384];
+	struct container ct;
+	const char *v;
+	size_t n, vn;
 
 	procfs__read(pid, "cgroup", buf, sizeof(buf));
-	for (line = buf; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (!strncmp(line, "0::", 3))
-			break;
-	if (!line)
-		return;
 	event__init(&g->hdr, GMT_EV_CGROUP, sizeof(*g), event__now_ns(), pid);
-	snprintf(g->path, sizeof(g->path), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+	if (!cgroup__pick(buf, g->path, sizeof(g->path)))
+		return;
+	g->ns_pid = procfs__ns_pid(pid);
+	if (container__parse(g->path, &ct) && ct.pod_uid[0]) {
+		if (cgroup__pod_names(ct.pod_uid, g->pod, sizeof(g->pod), g->pod_ns,
+				      sizeof(g->pod_ns))) {
+			g->pod_from = GMT_POD_FROM_NODE;
+		} else {
+			n = procfs__read_raw(pid, "environ", env, sizeof(env));
+			v = procfs__env_value(env, n, "POD_NAME", &vn);
+			if (!v)
+				v = procfs__env_value(env, n, "HOSTNAME", &vn);
+			if (v && container__name_ok(v, vn, true))
+				snprintf(g->pod, sizeof(g->pod), "%.*s", (int)vn, v);
+			v = procfs__env_value(env, n, "POD_NAMESPACE", &vn);
+			if (v && container__name_ok(v, vn, false))
+				snprintf(g->pod_ns, sizeof(g->pod_ns), "%.*s", (int)vn, v);
+			if (g->pod[0] || g->pod_ns[0])
+				g->pod_from = GMT_POD_FROM_ENV;
+		}
+	}
 	emit(c, &g->hdr);
 }
 

@@ -135,9 +135,18 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "areas", a);
 		break;
 	}
-	case GMT_EV_CGROUP:
-		add(o, "path", strn(((const struct gmt_cgroup *)e)->path, GMT_PATH_LEN));
+	case GMT_EV_CGROUP: {
+		const struct gmt_cgroup *g = (const void *)e;
+
+		add(o, "path", strn(g->path, GMT_PATH_LEN));
+		if (e->len < sizeof(*g))
+			break;
+		add(o, "ns_pid", u64(g->ns_pid));
+		add(o, "pod_from", u64(g->pod_from));
+		add(o, "pod", strn(g->pod, GMT_POD_NAME_LEN));
+		add(o, "pod_ns", strn(g->pod_ns, GMT_POD_NS_LEN));
 		break;
+	}
 	case GMT_EV_PROC_ENV: {
 		const struct gmt_proc_env *v = (const void *)e;
 		struct json_object *a = json_object_new_array();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* names, sizes and validation of stream records */
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include "event.h"
@@ -38,7 +39,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
 	[GMT_EV_USTACK] = { "ustack", offsetof(struct gmt_ustack, data) },
 	[GMT_EV_TOUCH] = { "touch", sizeof(struct gmt_touch) },
-	[GMT_EV_CGROUP] = { "cgroup", sizeof(struct gmt_cgroup) },
+	[GMT_EV_CGROUP] = { "cgroup", offsetof(struct gmt_cgroup, ns_pid) }, /* older: path only */
 	[GMT_EV_MEM_LIMIT] = { "mem_limit", sizeof(struct gmt_mem_limit) },
 	[GMT_EV_LLAMA_STATE] = { "llama_state", sizeof(struct gmt_llama_state) },
 	[GMT_EV_SIGNAL] = { "signal", sizeof(struct gmt_signal) },

@@ -38,6 +38,7 @@ if [ -e "$dir/lintian.txt" ]; then
 	exit 0
 fi
 
+echo "building the Debian package of this tree (tools/package.sh; a first build takes minutes)" >&2
 build=$cache/deb-build-$(cat "$root/Makefile" "$root/debian/rules" | sha256sum | cut -c1-16)
 [ -e "$build/manifest" ] || rm -rf "$build"
 mkdir -p "$build/src"

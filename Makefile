@@ -47,9 +47,22 @@ endif
 export PATH := $(CURDIR)/$(OUTPUT)/bin:$(PATH)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps e2e-deps llama-server test run clean format bench
+.PHONY: all man deps e2e-deps llama-server test run clean format bench
 
-all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
+all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml man
+
+# gpumemtrace(8) and the bash completion, both from --help (tools/man.sh,
+# tools/completion.sh), so neither can drift from the options
+MAN := $(OUTPUT)/man/gpumemtrace.8 $(OUTPUT)/bash-completion/gpumemtrace
+man: $(MAN)
+
+$(OUTPUT)/man/gpumemtrace.8: gpumemtrace tools/man.sh dist/gpumemtrace.h2m
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D) && tools/man.sh ./gpumemtrace $@
+
+$(OUTPUT)/bash-completion/gpumemtrace: gpumemtrace tools/completion.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D) && tools/completion.sh ./gpumemtrace $@
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -92,12 +105,12 @@ gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o
 # asks Vulkan drivers for their entry points; dynamic, so it can dlopen them
 gpumemtrace-vkinfo: helper/vkinfo.c helper/sandbox.c helper/sandbox.h
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) -ldl -lseccomp -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(filter-out -static,$(LDFLAGS)) -ldl -lseccomp -o $@
 
 # asks the NVIDIA driver (NVML) for device memory by process; dynamic, for dlopen
 gpumemtrace-nvml: helper/nvml.c
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(filter-out -static,$(LDFLAGS)) -ldl -o $@
 
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))
@@ -241,6 +254,7 @@ test: deps e2e-deps llama-server
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
 		$(OUTPUT)/tests/fuzz-http $(OUTPUT)/tests/fuzz-timings
+	$(Q)tools/package.sh >/dev/null || echo "the Debian package did not build: tests/package.sh says why"
 	$(Q)tests/run.sh
 
 run: deps e2e-deps llama-server

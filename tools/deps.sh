@@ -14,7 +14,8 @@ libjson-c-dev libiberty-dev jq file clang-format util-linux procps
 qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
 libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev libevent-dev
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt libseccomp-dev
-podman runc conmon catatonit golang-go golang-gopkg-yaml.v3-dev"
+podman runc conmon catatonit golang-go golang-gopkg-yaml.v3-dev
+help2man lintian debhelper dpkg-dev man-db bash-completion"
 # --list: the packages, for tests/commands.py
 if [ "${1:-}" = --list ]; then
 	echo $pkgs npm

@@ -143,16 +143,11 @@ test_deploy_image_traces_a_server_in_another_container() {
 	# its heap's last level /proc's, to 2% or the steps rss_stat counts in
 	expect 'near "$(host_heap_verdict | jq .last_bytes)" "$ANON"' \
 		"@its heap $(host_heap_verdict | jq .last_bytes), /proc says $ANON"
-	# the container: ns_pid and container come from the report's
-	# container fields (tests/container.sh), checked where the report has them
-	if jq -e '.processes[0] | has("container")' "$T/gmt.out" >/dev/null; then
-		expect '[ "$(jq -r ".processes[0].container.id" "$T/gmt.out")" = "$SERVER_CID" ] &&
-			[ "$(jq -r ".processes[0].container.runtime" "$T/gmt.out")" = podman ] &&
-			[ "$(jq -r ".processes[0].ns_pid" "$T/gmt.out")" = 1 ]' \
-			"@container $SERVER_CID, ns_pid 1: $(jq -c ".processes[0] | {ns_pid, container}" "$T/gmt.out")"
-	else
-		echo "# this report has no container field yet: the container's id is not checked"
-	fi
+	# its container, as podman names it, and its pid inside
+	expect '[ "$(jq -r ".processes[0].container.id" "$T/gmt.out")" = "$SERVER_CID" ] &&
+		[ "$(jq -r ".processes[0].container.runtime" "$T/gmt.out")" = podman ] &&
+		[ "$(jq -r ".processes[0].ns_pid" "$T/gmt.out")" = 1 ]' \
+		"@container $SERVER_CID, ns_pid 1: $(jq -c ".processes[0] | {ns_pid, container}" "$T/gmt.out")"
 }
 
 # The Vulkan helper in the image: with the DaemonSet's privileges and its

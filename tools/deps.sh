@@ -13,7 +13,8 @@ pkgs="make gcc g++ clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-d
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
 qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
 libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev libevent-dev
-libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt libseccomp-dev"
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt libseccomp-dev
+golang-go graphviz"
 # --list: the packages, for tests/commands.py
 if [ "${1:-}" = --list ]; then
 	echo $pkgs npm

@@ -62,6 +62,10 @@ test_pprof_vulkan_totals_are_the_reports() {
 	expect '[ "$(pp_sum 4 "$T/vk.pb.gz" -focus=^alloc_direct$)" = "$(jqr .live_direct_bytes "$T/wl.json")" ] &&
 		[ "$(pp_sum 4 "$T/vk.pb.gz" -focus=^alloc_via_loader$)" = "$(jqr .live_loader_bytes "$T/wl.json")" ]' \
 		"each path's live bytes, as the program counts them" || return 1
+	# growth over the whole run: what is live at the end, all made in it
+	"$GMT" replay -q --pprof "$T/growth.pb.gz" --sample growth "$T/vk.gmt" || return 1
+	expect '[ "$(pp_sum 2 "$T/growth.pb.gz" -tagfocus=kind=^device$)" = "$(jqr "$k | .live_bytes" "$T/r.json")" ]' \
+		"growth_space over the run: $(pp_sum 2 "$T/growth.pb.gz" -tagfocus=kind=^device$)" || return 1
 	# -sample_index and the default sample type
 	expect 'pp "$T/alloc.pb.gz" -top -unit=B | grep -q "^Type: alloc_space" &&
 		pp "$T/vk.pb.gz" -top -unit=B -sample_index=alloc_space | grep -q "^Type: alloc_space" &&
@@ -69,6 +73,10 @@ test_pprof_vulkan_totals_are_the_reports() {
 		return 1
 	expect 'pp "$T/vk.pb.gz" -traces -tagfocus=kind=^device$ | grep -q "alloc_via_loader"' \
 		"-traces names the allocating function" || return 1
+	# the labels: the report's category, the process
+	pp "$T/vk.pb.gz" -tags >"$T/tags.txt"
+	expect 'grep -q ": vulkan_device$" "$T/tags.txt" && grep -q ": vkalloc$" "$T/tags.txt" &&
+		grep -q "^ *pid: Total" "$T/tags.txt"' "@labels: $(cat "$T/tags.txt")" || return 1
 	pp "$T/vk.pb.gz" -svg -output "$T/vk.svg" >/dev/null
 	expect 'grep -q "<svg" "$T/vk.svg" && grep -q alloc_via_loader "$T/vk.svg"' \
 		"@-svg (graphviz's dot draws it): $(cat "$T/pprof.err")" || return 1
@@ -161,6 +169,9 @@ test_pprof_llama_server_prompt_cache_role() {
 	echo "# prompt cache: the profile $got, the report $want ($(jq -c .processes[0].mappings.first_touched_by_role "$T/r.json"))"
 	expect '(( want > 0 )) && [ "$got" = "$want" ]' "the prompt cache's bytes under its role" ||
 		return 1
+	# made while requests were open: labelled with their numbers
+	expect 'pp "$T/s.pb.gz" -tags "-tagfocus=role=^prompt cache$" | grep -q "^ *request: Total"' \
+		"@request labels: $(pp "$T/s.pb.gz" -tags "-tagfocus=role=^prompt cache$")" || return 1
 	expect 'pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | grep -q "server_prompt_cache\|prompt_cache\|state_seq"' \
 		"@its stack named: $(pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | head -20)"
 }

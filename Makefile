@@ -146,6 +146,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 	-Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) \
 		user/report/perfetto.c $(OUTPUT)/proto/perfetto.pb-c.c \
+		user/report/pprof.c $(OUTPUT)/proto/profile.pb-c.c \
 		$(USER_HDRS) bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \

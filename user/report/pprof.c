@@ -618,17 +618,12 @@ out:
 	return rc;
 }
 
-int pprof__write(const struct model *m, const struct pprof_opts *o, const char *path, bool folded,
-		 char *err, size_t size)
+/* the window, the samples and the comment that says what they count;
+ * -1 with err set when the window is not in the recording */
+static int prepare(const struct model *m, const struct pprof_opts *o, struct entries *es,
+		   char *window, size_t wsize, char *err, size_t size)
 {
-	static const int col[] = {
-		[PPROF_INUSE] = V_INUSE, [PPROF_ALLOC] = V_ALLOC, [PPROF_GROWTH] = V_ALLOC
-	};
-	struct entries es = { 0 };
 	__u64 from, to;
-	char window[160];
-	FILE *f;
-	int fd, rc;
 
 	if (point(m, o->from, false, &from, err, size) || point(m, o->to, true, &to, err, size))
 		return -1;
@@ -637,36 +632,79 @@ int pprof__write(const struct model *m, const struct pprof_opts *o, const char *
 			 o->to ? o->to : "(end)");
 		return -1;
 	}
-	if (collect(m, o->sample, from, to, &es)) {
+	if (collect(m, o->sample, from, to, es)) {
 		snprintf(err, size, "out of memory");
-		free(es.v);
 		return -1;
 	}
 	if (o->sample != PPROF_GROWTH)
-		snprintf(window, sizeof(window), "%s over the whole run (%.3f s)",
-			 o->sample == PPROF_INUSE ? "live at the end" : "allocated",
+		snprintf(window, wsize, "%s (%.3f s)",
+			 o->sample == PPROF_INUSE ? "live at the end of the run" :
+						    "allocated over the whole run",
 			 model__secs(m, m->last_ts));
 	else
-		snprintf(window, sizeof(window),
+		snprintf(window, wsize,
 			 "growth: allocated from %.3f s to %.3f s and live at %.3f s%s",
 			 model__secs(m, from), model__secs(m, to), model__secs(m, to),
 			 to < m->last_ts ? " (GPU: each stack's net growth)" : "");
-	fd = outfile__create(AT_FDCWD, path, err, size);
-	if (fd < 0) {
+	return 0;
+}
+
+/* the samples into fd, which it closes; 0 or -errno */
+static int emit(const struct model *m, const struct pprof_opts *o, const struct entries *es,
+		const char *window, int fd, bool folded)
+{
+	static const int col[] = {
+		[PPROF_INUSE] = V_INUSE, [PPROF_ALLOC] = V_ALLOC, [PPROF_GROWTH] = V_ALLOC
+	};
+	FILE *f;
+	int rc;
+
+	if (!folded)
+		return write_pprof(m, es, o->sample, window, fd);
+	if (!(f = fdopen(fd, "w"))) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = write_folded(m, es, col[o->sample], f);
+	if (fclose(f) && !rc)
+		rc = -EIO;
+	return rc;
+}
+
+int pprof__to(const struct model *m, const struct pprof_opts *o, int fd, bool folded, char *err,
+	      size_t size)
+{
+	struct entries es = { 0 };
+	char window[160];
+	int rc = -1;
+
+	if (!prepare(m, o, &es, window, sizeof(window), err, size)) {
+		rc = emit(m, o, &es, window, fd, folded);
+		fd = -1;
+		if (rc)
+			snprintf(err, size, "writing failed: %s", strerror(-rc));
+	}
+	if (fd >= 0)
+		close(fd);
+	free(es.v);
+	return rc ? -1 : 0;
+}
+
+int pprof__write(const struct model *m, const struct pprof_opts *o, const char *path, bool folded,
+		 char *err, size_t size)
+{
+	struct entries es = { 0 };
+	char window[160];
+	int fd, rc;
+
+	/* the window checked before OUT is made: a wrong one leaves no file */
+	if (prepare(m, o, &es, window, sizeof(window), err, size) ||
+	    (fd = outfile__create(AT_FDCWD, path, err, size)) < 0) {
 		free(es.v);
 		return -1;
 	}
-	if (folded) {
-		if (!(f = fdopen(fd, "w"))) {
-			close(fd);
-			rc = -errno;
-		} else {
-			rc = write_folded(m, &es, col[o->sample], f);
-			if (fclose(f) && !rc)
-				rc = -EIO;
-		}
-	} else
-		rc = write_pprof(m, &es, o->sample, window, fd);
+	rc = emit(m, o, &es, window, fd, folded);
 	free(es.v);
 	if (rc) {
 		snprintf(err, size, "writing %s failed: %s", path, strerror(-rc));

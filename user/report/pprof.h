@@ -30,5 +30,8 @@ bool pprof__point_ok(const char *s);
  * symlink); folded: as folded text. 0, or -1 with err set and no file */
 int pprof__write(const struct model *m, const struct pprof_opts *o, const char *path, bool folded,
 		 char *err, size_t size);
+/* the same into fd, which it closes */
+int pprof__to(const struct model *m, const struct pprof_opts *o, int fd, bool folded, char *err,
+	      size_t size);
 
 #endif

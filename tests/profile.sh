@@ -175,3 +175,38 @@ test_pprof_llama_server_prompt_cache_role() {
 	expect 'pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | grep -q "server_prompt_cache\|prompt_cache\|state_seq"' \
 		"@its stack named: $(pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | head -20)"
 }
+
+# A leak stand-in: node-llama-cpp's server made to keep a llama context a
+# request (GMT_VARIANT=leak, as test_llama_context_leak_is_a_vulkan_leak).
+# The growth profile from request 2's start to the last one's end (the
+# server frees its contexts as it exits) holds what the leak kept: its
+# Vulkan device memory is the report's leaking stack on top, the contexts
+# llama.cpp logged, and request 1's, made before the window, is not in it
+test_pprof_leak_growth_has_the_leak_on_top() {
+	need_root
+	need_lavapipe
+	need_llama
+	need_pprof
+	local top want leak ctx n all
+	llama_variant leak 6 || return 1
+	n=$(jqr '[.processes[0].requests[]] | length' "$T/r.json")
+	"$GMT" replay -q --pprof "$T/g.pb.gz" --folded "$T/g.folded" --from '#2' --to "#$n" \
+		"$T/v.gmt" || return 1
+	want=$(jqr '[.findings[] | select(.kind == "leak" and .category == "vulkan_device")][0].stacks[0].stack[0].symbol' "$T/r.json")
+	pp "$T/g.pb.gz" -top -unit=B -tagfocus=category=^vulkan_device$ >"$T/top.txt"
+	top=$(awk '/flat%/ { getline; print $NF; exit }' "$T/top.txt")
+	expect '[ "$want" != null ] && [ "$top" = "$want" ]' \
+		"@the leak's stack on top: $top; the report's: $want; $(head -20 "$T/top.txt")" || return 1
+	expect 'grep -q "^Type: growth_space" "$T/top.txt"' "a growth profile" || return 1
+	# requests 2 to n: a context each, within the allocator's rounding
+	leak=$(pp_sum 2 "$T/g.pb.gz" -tagfocus=category=^vulkan_device$)
+	ctx=$(cat "$T/per_ctx")
+	echo "# Vulkan device growth $leak over $((n - 1)) requests; llama.cpp logged $ctx a context"
+	expect '(( leak >= (n - 1) * ctx * 9 / 10 && leak <= (n - 1) * ctx * 12 / 10 ))' \
+		"the growth is the contexts kept: $leak, $((n - 1)) x $ctx" || return 1
+	# request 1's context, made before the window, is not in it
+	"$GMT" replay -q --pprof "$T/a.pb.gz" --sample alloc "$T/v.gmt" || return 1
+	all=$(pp_sum 2 "$T/a.pb.gz" -tagfocus=category=^vulkan_device$)
+	expect '(( all - leak >= ctx * 9 / 10 && all - leak <= ctx * 12 / 10 ))' \
+		"allocated over the run $all, in the window $leak: one context less"
+}

@@ -452,8 +452,10 @@ static void label(struct builder *b, Label *l, const char *key, const char *str,
 	l->key = intern(b, key);
 	if (str)
 		l->str = intern(b, str);
-	else
+	else {
 		l->num = num;
+		l->num_unit = intern(b, "count"); /* a number, not bytes */
+	}
 }
 
 /* a sample's memory: the message, its labels, their pointers */

@@ -40,6 +40,7 @@ struct entry {
 	__u8 api, kind;
 	bool touch;
 	__u64 req; /* the request open when it was made, by number; 0: none */
+	char cat[sizeof(((struct category *)0)->name)]; /* the report's category; "" none */
 	int64_t v[V_NR];
 };
 
@@ -127,8 +128,9 @@ static int collect_gpu(const struct model *m, const struct model_proc *p, enum p
 		       __u64 from, __u64 to, struct entries *es)
 {
 	const struct model_gpu *g = p->gpu;
+	struct category c[CAT_MAX];
+	size_t i, nc = categories__list(m, p, c, CAT_MAX), first = es->n;
 	struct entry *e;
-	size_t i;
 	__s64 y0, y1;
 
 	/* what is live now is kept allocation by allocation; at an earlier
@@ -167,12 +169,18 @@ static int collect_gpu(const struct model *m, const struct model_proc *p, enum p
 		e->api = h->api;
 		e->kind = h->kind;
 		if (s == PPROF_GROWTH) {
-			e->v[V_ALLOC] = y1 - y0;
+			/* a crafted file's sizes saturate: never past the range */
+			if (__builtin_sub_overflow(y1, y0, &e->v[V_ALLOC]))
+				e->v[V_ALLOC] = INT64_MAX;
 			continue;
 		}
 		e->v[V_ALLOC_N] = h->allocs;
 		e->v[V_ALLOC] = h->alloc_bytes > INT64_MAX ? INT64_MAX : (int64_t)h->alloc_bytes;
 	}
+	for (; first < es->n; first++)
+		for (e = &es->v[first], i = 0; i < nc; i++)
+			if (c[i].cls == CAT_API && c[i].api == e->api && c[i].kind == e->kind)
+				memcpy(e->cat, c[i].name, sizeof(e->cat));
 	return 0;
 }
 
@@ -194,6 +202,7 @@ static int collect(const struct model *m, enum pprof_sample s, __u64 from, __u64
 			if (!(e = add(es, p, t->stack_id)))
 				return -1;
 			e->touch = true;
+			snprintf(e->cat, sizeof(e->cat), "host_anon");
 			e->req = request_at(p, t->ts);
 			e->v[V_ALLOC] = t->bytes > INT64_MAX ? INT64_MAX : (int64_t)t->bytes;
 			if (s != PPROF_GROWTH)
@@ -205,22 +214,6 @@ static int collect(const struct model *m, enum pprof_sample s, __u64 from, __u64
 	return 0;
 }
 
-static const char *category_of(const struct model *m, const struct entry *e, char *buf, size_t size)
-{
-	struct category c[CAT_MAX];
-	size_t i, n;
-
-	if (e->touch)
-		return "host_anon";
-	n = categories__list(m, e->p, c, CAT_MAX);
-	for (i = 0; i < n; i++)
-		if (c[i].cls == CAT_API && c[i].api == e->api && c[i].kind == e->kind) {
-			snprintf(buf, size, "%s", c[i].name);
-			return buf;
-		}
-	return NULL;
-}
-
 /* folded text: a line a stack, root first, the chosen value summed */
 static int write_folded(const struct model *m, const struct entries *es, int col, FILE *out)
 {
@@ -229,7 +222,7 @@ static int write_folded(const struct model *m, const struct entries *es, int col
 		int64_t v;
 		UT_hash_handle hh;
 	} *sums = NULL, *x, *tmp, **order = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, cap = 0;
 	char buf[512];
 	int rc = 0;
 
@@ -238,8 +231,8 @@ static int write_folded(const struct model *m, const struct entries *es, int col
 			continue;
 		HASH_FIND(hh, sums, &es->v[i].stack_id, sizeof(__u32), x);
 		if (!x) {
-			if (!(x = calloc(1, sizeof(*x))) ||
-			    !(n % 64 || (order = realloc(order, (n + 64) * sizeof(*order))))) {
+			if (model__grow((void **)&order, &cap, n, sizeof(*order)) ||
+			    !(x = calloc(1, sizeof(*x)))) {
 				free(x);
 				rc = -ENOMEM;
 				break;
@@ -469,8 +462,7 @@ static void sample_of(struct builder *b, const struct model *m, const struct ent
 		      struct sample_mem *sm, size_t nv)
 {
 	struct stack_locs *st = stack_of(b, m, e->stack_id);
-	char cat[32];
-	const char *c = category_of(m, e, cat, sizeof(cat)), *role = roles__of(m, e->stack_id);
+	const char *role = roles__of(m, e->stack_id);
 	size_t n = 0;
 
 	perftools__profiles__sample__init(&sm->s);
@@ -480,8 +472,8 @@ static void sample_of(struct builder *b, const struct model *m, const struct ent
 	}
 	sm->s.value = (int64_t *)e->v;
 	sm->s.n_value = nv;
-	if (c)
-		label(b, &sm->l[n++], "category", c, 0);
+	if (e->cat[0])
+		label(b, &sm->l[n++], "category", e->cat, 0);
 	if (!e->touch)
 		label(b, &sm->l[n++], "api", gpufuncs__api_name(e->api), 0);
 	label(b, &sm->l[n++], "kind", e->touch ? "first_touch" : gpufuncs__kind_name(e->kind), 0);

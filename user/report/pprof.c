@@ -193,18 +193,26 @@ static int collect(const struct model *m, enum pprof_sample s, __u64 from, __u64
 	for (i = 0; i < m->nr_procs; i++) {
 		const struct model_proc *p = m->procs[i];
 
-		/* first touches: memory made resident, never known to be freed */
-		for (k = 0; k < p->nr_touches; k++) {
+		/* first touches: memory made resident, never known to be freed;
+		 * a run of them from one stack in one request is one sample */
+		for (k = 0, e = NULL; k < p->nr_touches; k++) {
 			const struct model_touch *t = &p->touches[k];
+			__u64 req;
+			int64_t v;
 
 			if (s == PPROF_GROWTH && (t->ts < from || t->ts > to))
 				continue;
-			if (!(e = add(es, p, t->stack_id)))
-				return -1;
-			e->touch = true;
-			snprintf(e->cat, sizeof(e->cat), "host_anon");
-			e->req = request_at(p, t->ts);
-			e->v[V_ALLOC] = t->bytes > INT64_MAX ? INT64_MAX : (int64_t)t->bytes;
+			req = request_at(p, t->ts);
+			if (!e || e->stack_id != t->stack_id || e->req != req) {
+				if (!(e = add(es, p, t->stack_id)))
+					return -1;
+				e->touch = true;
+				snprintf(e->cat, sizeof(e->cat), "host_anon");
+				e->req = req;
+			}
+			v = t->bytes > INT64_MAX ? INT64_MAX : (int64_t)t->bytes;
+			if (__builtin_add_overflow(e->v[V_ALLOC], v, &e->v[V_ALLOC]))
+				e->v[V_ALLOC] = INT64_MAX;
 			if (s != PPROF_GROWTH)
 				e->v[V_INUSE] = e->v[V_ALLOC];
 		}
@@ -287,6 +295,7 @@ struct stack_locs {
 	__u32 stack_id;
 	uint64_t *ids;
 	size_t n;
+	const char *role; /* roles__of, which reads every frame: once a stack */
 	UT_hash_handle hh;
 };
 
@@ -432,6 +441,7 @@ static struct stack_locs *stack_of(struct builder *b, const struct model *m, __u
 		return NULL;
 	}
 	x->stack_id = id;
+	x->role = roles__of(m, id);
 	x->n = n;
 	for (i = 0; i < n; i++)
 		x->ids[i] = location_of(b, s && s->nr_frames ? &s->frames[i] : &none);
@@ -462,7 +472,7 @@ static void sample_of(struct builder *b, const struct model *m, const struct ent
 		      struct sample_mem *sm, size_t nv)
 {
 	struct stack_locs *st = stack_of(b, m, e->stack_id);
-	const char *role = roles__of(m, e->stack_id);
+	const char *role = st ? st->role : NULL;
 	size_t n = 0;
 
 	perftools__profiles__sample__init(&sm->s);

@@ -69,20 +69,20 @@ test_pprof_vulkan_totals_are_the_reports() {
 	# -sample_index and the default sample type
 	expect 'pp "$T/alloc.pb.gz" -top -unit=B | grep -q "^Type: alloc_space" &&
 		pp "$T/vk.pb.gz" -top -unit=B -sample_index=alloc_space | grep -q "^Type: alloc_space" &&
-		pp "$T/vk.pb.gz" -top | grep -q "^Type: inuse_space"' "@sample types: $(cat "$T/pprof.err")" ||
+		pp "$T/vk.pb.gz" -top | grep -q "^Type: inuse_space"' '@sample types: $(cat "$T/pprof.err")' ||
 		return 1
 	expect 'pp "$T/vk.pb.gz" -traces -tagfocus=kind=^device$ | grep -q "alloc_via_loader"' \
 		"-traces names the allocating function" || return 1
 	# the labels: the report's category, the process
 	pp "$T/vk.pb.gz" -tags >"$T/tags.txt"
 	expect 'grep -q ": vulkan_device$" "$T/tags.txt" && grep -q ": vkalloc$" "$T/tags.txt" &&
-		grep -q "^ *pid: Total" "$T/tags.txt"' "@labels: $(cat "$T/tags.txt")" || return 1
+		grep -q "^ *pid: Total" "$T/tags.txt"' '@labels: $(cat "$T/tags.txt")' || return 1
 	pp "$T/vk.pb.gz" -svg -output "$T/vk.svg" >/dev/null
 	expect 'grep -q "<svg" "$T/vk.svg" && grep -q alloc_via_loader "$T/vk.svg"' \
-		"@-svg (graphviz's dot draws it): $(cat "$T/pprof.err")" || return 1
+		'@-svg (graphviz draws it): $(cat "$T/pprof.err")' || return 1
 	# the folded text: root first, the in-use bytes of each stack
 	expect 'awk "/;alloc_via_loader / { s += \$NF } END { exit s != $(jqr .live_loader_bytes "$T/wl.json") }" "$T/vk.folded" &&
-		grep -q "^_start;" "$T/vk.folded"' "@folded: $(cut -c1-200 "$T/vk.folded")"
+		grep -q "^_start;" "$T/vk.folded"' '@folded: $(cut -c1-200 "$T/vk.folded")'
 }
 
 # Host heap from sampled first touches: the profile's total is the report's
@@ -134,14 +134,23 @@ test_pprof_host_heap_and_growth() {
 
 # a corrupt recording: a clear error, no profile; bad options refused
 test_pprof_corrupt_recording_writes_nothing() {
+	need_root
 	printf 'GMTRACE\0garbage that is no recording at all' >"$T/bad.gmt"
 	expect '! "$GMT" replay --pprof "$T/out.pb.gz" --folded "$T/out.folded" "$T/bad.gmt" 2>"$T/err"' \
 		"refused" || return 1
 	expect '[ ! -e "$T/out.pb.gz" ] && [ ! -e "$T/out.folded" ]' "no file left" || return 1
-	expect 'grep -q "^gpumemtrace: " "$T/err"' "@says why: $(cat "$T/err")" || return 1
+	expect 'grep -q "^gpumemtrace: " "$T/err"' '@says why: $(cat "$T/err")' || return 1
 	head -c 100 /dev/urandom >"$T/rand.gmt"
 	expect '! "$GMT" replay --pprof "$T/out.pb.gz" "$T/rand.gmt" 2>/dev/null && [ ! -e "$T/out.pb.gz" ]' \
 		"random bytes" || return 1
+	# one cut short (a workload's recording, its last block gone): the
+	# profile of what it holds, and the reader's note
+	"$GMT" record -q -o "$T/w.gmt" -- "$WL" --steps 4 --step-mib 2 --out /dev/null >/dev/null ||
+		return 1
+	head -c $(($(stat -c %s "$T/w.gmt") - 100)) "$T/w.gmt" >"$T/cut.gmt"
+	expect '"$GMT" replay -q --folded "$T/cut.folded" "$T/cut.gmt" 2>"$T/err" &&
+		[ -e "$T/cut.folded" ] && grep -q "truncated" "$T/err"' '@cut short: $(cat "$T/err")' ||
+		return 1
 	local bad
 	for bad in "--sample heap" "--from -1" "--from #0" "--to x" "--from 1 --sample alloc"; do
 		# shellcheck disable=SC2086 # words
@@ -171,9 +180,9 @@ test_pprof_llama_server_prompt_cache_role() {
 		return 1
 	# made while requests were open: labelled with their numbers
 	expect 'pp "$T/s.pb.gz" -tags "-tagfocus=role=^prompt cache$" | grep -q "^ *request: Total"' \
-		"@request labels: $(pp "$T/s.pb.gz" -tags "-tagfocus=role=^prompt cache$")" || return 1
+		'@request labels: $(pp "$T/s.pb.gz" -tags "-tagfocus=role=^prompt cache$")' || return 1
 	expect 'pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | grep -q "server_prompt_cache\|prompt_cache\|state_seq"' \
-		"@its stack named: $(pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | head -20)"
+		'@its stack named: $(pp "$T/s.pb.gz" -top "-tagfocus=role=^prompt cache$" | head -20)'
 }
 
 # A leak stand-in: node-llama-cpp's server made to keep a llama context a
@@ -196,7 +205,7 @@ test_pprof_leak_growth_has_the_leak_on_top() {
 	pp "$T/g.pb.gz" -top -unit=B -tagfocus=category=^vulkan_device$ >"$T/top.txt"
 	top=$(awk '/flat%/ { getline; print $NF; exit }' "$T/top.txt")
 	expect '[ "$want" != null ] && [ "$top" = "$want" ]' \
-		"@the leak's stack on top: $top; the report's: $want; $(head -20 "$T/top.txt")" || return 1
+		'@on top: $top; the leak in the report: $want; $(head -20 "$T/top.txt")' || return 1
 	expect 'grep -q "^Type: growth_space" "$T/top.txt"' "a growth profile" || return 1
 	# requests 2 to n: a context each, within the allocator's rounding
 	leak=$(pp_sum 2 "$T/g.pb.gz" -tagfocus=category=^vulkan_device$)

@@ -21,7 +21,7 @@ CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 	$(OUTPUT)/user/source/linkset.o $(OUTPUT)/user/source/umulti.o \
 	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/source/cfi_check.o \
 	$(OUTPUT)/user/serve/metrics.o \
-	$(OUTPUT)/user/report/perfetto.o,$(USER_OBJS))
+	$(OUTPUT)/user/report/perfetto.o $(OUTPUT)/user/report/pprof.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
@@ -87,18 +87,21 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/gmt_events.h bpf/gmt_syscalls.h
 $(OUTPUT)/user/source/attach.o $(OUTPUT)/user/source/session.o \
 	$(OUTPUT)/user/source/gpuapi.o $(OUTPUT)/user/source/bpfmaps.o: $(OUTPUT)/gpumemtrace.skel.h
 
-# Perfetto's messages (proto/perfetto.proto), encoded by protobuf-c
-$(OUTPUT)/proto/perfetto.pb-c.c $(OUTPUT)/proto/perfetto.pb-c.h &: proto/perfetto.proto
+# Perfetto's messages (proto/perfetto.proto) and pprof's (proto/profile.proto),
+# encoded by protobuf-c
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto --c_out=$(OUTPUT)/proto $<
 
-$(OUTPUT)/proto/perfetto.pb-c.o: $(OUTPUT)/proto/perfetto.pb-c.c
+.PRECIOUS: $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h
+$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -c $< -o $@
 
 $(OUTPUT)/user/report/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
+$(OUTPUT)/user/report/pprof.o: $(OUTPUT)/proto/profile.pb-c.h
 
-gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o
+gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o $(OUTPUT)/proto/profile.pb-c.o
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
 
@@ -156,6 +159,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 	-Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
 $(OUTPUT)/tests/fuzz-replay: tests/fuzz/replay.c $(patsubst $(OUTPUT)/user/%.o,user/%.c,$(CORE_OBJS)) \
 		user/report/perfetto.c $(OUTPUT)/proto/perfetto.pb-c.c \
+		user/report/pprof.c $(OUTPUT)/proto/profile.pb-c.c \
 		$(USER_HDRS) bpf/gmt_events.h | $(OUTPUT)/tests
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wno-unused-parameter $(INCLUDES) $(filter %.c,$^) -lprotobuf-c \

@@ -28,7 +28,7 @@ outside_ok() { # outside_ok STAGE HEADER
 	gmt_events.h) return 0 ;; # the wire format, shared with the BPF side
 	gpumemtrace.skel.h) [ "$1" = source ] ;;
 	gmt_syscalls.h) [ "$1" = source ] ;; # the calls the sys_exit programs take
-	perfetto.pb-c.h) [ "$1" = report ] ;;
+	perfetto.pb-c.h | profile.pb-c.h) [ "$1" = report ] ;;
 	*) return 1 ;;
 	esac
 }

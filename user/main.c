@@ -19,6 +19,7 @@
 #include "common/fmt.h"
 #include "stream/dump.h"
 #include "report/perfetto.h"
+#include "report/pprof.h"
 #include "model/model.h"
 #include "source/procfs.h"
 #include "report/report.h"
@@ -38,6 +39,9 @@ struct args {
 	const char *input;
 	const char *debug_dir;
 	const char *metrics, *metrics_file, *perfetto;
+	const char *pprof, *folded; /* replay --pprof, --folded */
+	struct pprof_opts prof;
+	bool sample_set;
 	double duration, interval;
 	bool json, verbose, quiet, follow, events, all_bos, no_tui, live, watch;
 	const char *comms[16];
@@ -75,6 +79,9 @@ static const char doc[] =
 	"      play a recording through the live view, N times as fast\n"
 	"  gpumemtrace replay --perfetto OUT FILE\n"
 	"      the recording as a Perfetto trace, for ui.perfetto.dev\n"
+	"  gpumemtrace replay --pprof OUT [--sample S] [--from T] [--to T] FILE\n"
+	"      its allocating stacks as a pprof profile (go tool pprof, Parca);\n"
+	"      --folded OUT: as folded text, for flamegraph.pl and speedscope\n"
 	"\n"
 	"On a terminal, tracing shows a live view, as top does: memory by where\n"
 	"it lives, requests, evictions and failures, and the verdicts so far\n"
@@ -117,6 +124,11 @@ enum {
 	OPT_METRICS,
 	OPT_METRICS_FILE,
 	OPT_PERFETTO,
+	OPT_PPROF,
+	OPT_FOLDED,
+	OPT_SAMPLE,
+	OPT_FROM,
+	OPT_TO,
 	OPT_WATCH,
 	OPT_COMM,
 	OPT_ROTATE_SIZE,
@@ -195,6 +207,24 @@ static const struct argp_option options[] = {
 	{ "perfetto", OPT_PERFETTO, "OUT", 0,
 	  "replay: write the recording to OUT as a Perfetto trace (ui.perfetto.dev opens it) "
 	  "instead of the report",
+	  0 },
+	{ "pprof", OPT_PPROF, "OUT", 0,
+	  "replay: write the allocating stacks to OUT as a gzipped pprof profile (GPU allocations, "
+	  "host first touches; docs/pprof.md) instead of the report",
+	  0 },
+	{ "folded", OPT_FOLDED, "OUT", 0,
+	  "replay: the same stacks as folded text (frame;frame bytes, root first), for "
+	  "flamegraph.pl and speedscope",
+	  0 },
+	{ "sample", OPT_SAMPLE, "S", 0,
+	  "--pprof, --folded: inuse (live at the end, the default), alloc (allocated over the run) "
+	  "or growth (allocated between --from and --to and live at --to)",
+	  0 },
+	{ "from", OPT_FROM, "T", 0,
+	  "--pprof, --folded: growth from T: seconds from the start, or #N, request N's start", 0 },
+	{ "to", OPT_TO, "T", 0,
+	  "--pprof, --folded: growth up to T: seconds from the start, or #N, request N's end "
+	  "(default: the end)",
 	  0 },
 	{ "speed", OPT_SPEED, "N", 0, "replay --live: N times as fast as recorded (default 1)", 0 },
 	{ "quiet", 'q', NULL, 0, "No progress messages or periodic lines on standard error", 0 },
@@ -366,6 +396,33 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--perfetto needs a file to write");
 		a->perfetto = arg;
 		break;
+	case OPT_PPROF:
+	case OPT_FOLDED:
+		if (!*arg)
+			argp_error(state, "--%s needs a file to write",
+				   key == OPT_PPROF ? "pprof" : "folded");
+		*(key == OPT_PPROF ? &a->pprof : &a->folded) = arg;
+		break;
+	case OPT_SAMPLE:
+		if (!strcmp(arg, "inuse"))
+			a->prof.sample = PPROF_INUSE;
+		else if (!strcmp(arg, "alloc"))
+			a->prof.sample = PPROF_ALLOC;
+		else if (!strcmp(arg, "growth"))
+			a->prof.sample = PPROF_GROWTH;
+		else
+			argp_error(state, "invalid --sample '%s': inuse, alloc or growth", arg);
+		a->sample_set = true;
+		break;
+	case OPT_FROM:
+	case OPT_TO:
+		if (!pprof__point_ok(arg))
+			argp_error(state,
+				   "invalid --%s '%s': seconds from the start, or #N, a request's "
+				   "number",
+				   key == OPT_FROM ? "from" : "to", arg);
+		*(key == OPT_FROM ? &a->prof.from : &a->prof.to) = arg;
+		break;
 	case OPT_SPEED:
 		a->speed = parse_secs(arg, "--speed", state);
 		break;
@@ -391,9 +448,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!a->input)
 				argp_error(state, "replay needs a FILE");
 			if (a->pid || a->argv || a->output || a->metrics || a->metrics_file)
-				argp_error(state,
-					   "replay takes only FILE, --json, --events, --live, "
-					   "--speed and --perfetto");
+				argp_error(
+					state,
+					"replay takes only FILE, --json, --events, --live, "
+					"--speed, --perfetto, --pprof, --folded, --sample, --from "
+					"and --to");
 			if (a->live && a->events)
 				argp_error(state, "--live and --events do not go together");
 			if (a->perfetto && (a->live || a->events || a->json))
@@ -401,6 +460,23 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 						  "goes with none of --live, --events, --json");
 			if (a->speed && !a->live)
 				argp_error(state, "--speed goes with --live");
+			if ((a->pprof || a->folded) &&
+			    (a->live || a->events || a->json || a->perfetto))
+				argp_error(state,
+					   "--pprof and --folded write OUT instead of a report: "
+					   "they go with none of --live, --events, --json, "
+					   "--perfetto");
+			if ((a->sample_set || a->prof.from || a->prof.to) && !a->pprof &&
+			    !a->folded)
+				argp_error(state,
+					   "--sample, --from and --to go with --pprof or --folded");
+			if ((a->prof.from || a->prof.to) && a->sample_set &&
+			    a->prof.sample != PPROF_GROWTH)
+				argp_error(
+					state,
+					"--from and --to make a growth profile: --sample growth");
+			if (a->prof.from || a->prof.to)
+				a->prof.sample = PPROF_GROWTH;
 			break;
 		}
 		if (a->watch && (a->pid || a->argv || a->follow))
@@ -411,6 +487,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give either -p PID, -- CMD [ARGS...] or --watch");
 		if (a->live || a->speed || a->perfetto)
 			argp_error(state, "--live, --speed and --perfetto are for replay");
+		if (a->pprof || a->folded || a->sample_set || a->prof.from || a->prof.to)
+			argp_error(state,
+				   "--pprof, --folded, --sample, --from and --to are for replay");
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
 		if (!a->watch && a->output && tracedir__is_dir(a->output))
@@ -632,6 +711,38 @@ static int export_perfetto(const struct args *a, struct replay_result *r)
 	return 0;
 }
 
+/* replay --pprof, --folded: from the whole recording's model; no file
+ * at all when the recording cannot be read */
+static int export_profiles(const struct args *a, struct model *m, struct replay_result *r)
+{
+	char err[512];
+	unsigned int i;
+
+	if (tracefile__replay(a->input, model__add, m, r)) {
+		fprintf(stderr, "gpumemtrace: %s\n", r->error);
+		return 1;
+	}
+	for (i = 0; i < r->nr_notes; i++)
+		fprintf(stderr, "gpumemtrace: %s: %s\n", a->input, r->notes[i]);
+	if (!r->events) {
+		fprintf(stderr, "gpumemtrace: %s holds no events\n", a->input);
+		return 1;
+	}
+	for (i = 0; i < 2; i++) {
+		const char *out = i ? a->folded : a->pprof;
+
+		if (!out)
+			continue;
+		if (pprof__write(m, &a->prof, out, i, err, sizeof(err))) {
+			fprintf(stderr, "gpumemtrace: %s\n", err);
+			return 1;
+		}
+		if (!a->quiet)
+			fprintf(stderr, "gpumemtrace: wrote %s\n", out);
+	}
+	return 0;
+}
+
 static int replay(const struct args *a)
 {
 	struct model *m = model__new();
@@ -647,6 +758,10 @@ static int replay(const struct args *a)
 	}
 	if (a->perfetto) {
 		ret = export_perfetto(a, r);
+		goto out;
+	}
+	if (a->pprof || a->folded) {
+		ret = export_profiles(a, m, r);
 		goto out;
 	}
 	if (a->live) {

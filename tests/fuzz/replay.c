@@ -2,17 +2,20 @@
 /* libFuzzer over what reads a trace file, which travels in bug reports and
  * is untrusted: the reader (header, blocks, zlib, record validation), the
  * model fed every record, the verdicts, the reports (text, JSON, Prometheus),
- * the event printer of `replay --events` and the Perfetto writer. An input that starts with the file magic is a trace
+ * the event printer of `replay --events`, the Perfetto writer and the
+ * pprof and folded writers. An input that starts with the file magic is a trace
  * file; any other is taken as the records of one decompressed block, so that
  * mutations reach the records past the compression and the CRCs. Built by
  * `make .output/tests/fuzz-replay` (clang's -fsanitize=fuzzer,address,
  * undefined); run by tests/fuzz.sh. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stream/dump.h"
 #include "model/model.h"
 #include "report/perfetto.h"
+#include "report/pprof.h"
 #include "analysis/findings.h"
 #include "report/report.h"
 #include "stream/tracefile.h"
@@ -59,6 +62,16 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		report__json(d.out, m, fs, &o);
 		report__prometheus(d.out, m, fs);
 		findings__free(fs);
+		/* replay --pprof and --folded, whole and in a window, into nothing */
+		for (int i = 0; i < 6; i++) {
+			struct pprof_opts po = { .sample = i % 3, .from = i > 2 ? "0.5" : NULL };
+			char err[256];
+			int fd = open("/dev/null", O_WRONLY);
+
+			if (fd < 0)
+				abort();
+			pprof__to(m, &po, fd, i % 2, err, sizeof(err));
+		}
 	}
 	model__free(m);
 	replay(data, size, dump__event, &d, &res);

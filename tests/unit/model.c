@@ -181,6 +181,18 @@ void test_model_gpu(void)
 	ASSERT_EQ(g->st[GMT_API_HIP][GMT_GK_DEVICE].allocs, 20000, "churn allocs");
 	ASSERT_EQ(g->st[GMT_API_HIP][GMT_GK_DEVICE].live, 0, "churn freed");
 	ASSERT_TRUE(g->live_cap <= 1024, "freed slots reused");
+	/* each stack's allocations over the run, freed or not (pprof's alloc_space) */
+	{
+		__u64 n = 0, bytes = 0;
+
+		for (size_t k = 0; k < g->nr_holders; k++)
+			if (g->holders[k].api == GMT_API_HIP) {
+				n += g->holders[k].allocs;
+				bytes += g->holders[k].alloc_bytes;
+			}
+		ASSERT_EQ(n, 20000, "allocations by stack");
+		ASSERT_EQ(bytes, 20000 * 8, "bytes allocated by stack");
+	}
 	/* the series keeps a point per 10 ms at most, and the value at a time */
 	ASSERT_TRUE(g->st[GMT_API_HIP][GMT_GK_DEVICE].series.n < 10, "series coalesced");
 	ASSERT_TRUE(series__at(&g->st[GMT_API_VK][GMT_GK_DEVICE].series, T(2.05), &v), "at 2.05");

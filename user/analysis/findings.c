@@ -124,7 +124,7 @@ struct finding_say *finding__evidence_slot(struct finding *f)
 	return f->nr_evidence < FINDING_EVIDENCE ? &f->evidence[f->nr_evidence++] : NULL;
 }
 
-static const char *frame_name(const struct model_frame *fr, char *buf, size_t size)
+const char *findings__frame_name(const struct model_frame *fr, char *buf, size_t size)
 {
 	if (fr->sym && fr->sym[0])
 		return fr->sym;
@@ -333,8 +333,8 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 				first = st[i];
 				continue;
 			}
-			same = !strcmp(frame_name(&first->frames[k], a, sizeof(a)),
-				       frame_name(&st[i]->frames[k], b, sizeof(b)));
+			same = !strcmp(findings__frame_name(&first->frames[k], a, sizeof(a)),
+				       findings__frame_name(&st[i]->frames[k], b, sizeof(b)));
 		}
 		if (!same)
 			break;
@@ -360,7 +360,8 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 			if ((!fr->sym || !fr->sym[0]) && d + 1 < st[i]->nr_frames)
 				continue;
 			len += snprintf(s[i].label + len, sizeof(s[i].label) - len, "%s%s",
-					shown++ ? " < " : "", frame_name(fr, a, sizeof(a)));
+					shown++ ? " < " : "",
+					findings__frame_name(fr, a, sizeof(a)));
 		}
 	}
 }

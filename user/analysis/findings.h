@@ -97,6 +97,8 @@ const char *findings__kind_tag(enum finding_kind k);
 const char *findings__say_name(enum say code);
 /* the finding's reason: its message's first code */
 enum say finding__reason(const struct finding *f);
+/* a frame as the reports name it: its symbol, else "module+0xOFFSET" (in buf) */
+const char *findings__frame_name(const struct model_frame *fr, char *buf, size_t size);
 
 /* helpers for the finders (findings*.c) */
 struct finding *findings__add(struct findings *f, enum finding_kind kind, __u32 pid);

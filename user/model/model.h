@@ -441,6 +441,7 @@ struct model_gpu_holder {
 	__u32 stack_id;
 	__u8 api, kind;
 	__s64 bytes;
+	__u64 allocs, alloc_bytes; /* made over the run (a profile's alloc_space) */
 	struct series live;
 };
 

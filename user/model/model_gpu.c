@@ -118,7 +118,8 @@ static void account(struct model_gpu_stat *st, __u64 ts, __s64 bytes, int count)
 	series__add(&st->counts, ts, st->live, SERIES_STEP_NS);
 }
 
-static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, __s64 bytes)
+static struct model_gpu_holder *hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts,
+				     __s64 bytes)
 {
 	struct model_gpu_holder *h = NULL;
 	size_t i;
@@ -132,7 +133,7 @@ static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, 
 	if (!h) {
 		if (model__grow((void **)&g->holders, &g->holders_cap, g->nr_holders,
 				sizeof(*g->holders)))
-			return;
+			return NULL;
 		h = &g->holders[g->nr_holders++];
 		*h = (struct model_gpu_holder){ .stack_id = l->stack_id,
 						.api = l->api,
@@ -140,6 +141,7 @@ static void hold(struct model_gpu *g, const struct model_gpu_live *l, __u64 ts, 
 	}
 	h->bytes = model__add_sat(h->bytes, bytes);
 	series__add(&h->live, ts, h->bytes, SERIES_STEP_NS);
+	return h;
 }
 
 static int by_group_bytes(const void *a, const void *b)
@@ -208,6 +210,7 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 		     unsigned int kind)
 {
 	struct model_gpu_stat *st = &g->st[e->api][kind];
+	struct model_gpu_holder *h;
 	struct model_gpu_failure *f;
 	struct model_gpu_live *l;
 
@@ -266,7 +269,11 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 			phys->maps++;
 	}
 	account(st, e->hdr.ts_ns, bytes_of(e->size), 1);
-	hold(g, l, e->hdr.ts_ns, bytes_of(e->size));
+	h = hold(g, l, e->hdr.ts_ns, bytes_of(e->size));
+	if (h) {
+		h->allocs++;
+		h->alloc_bytes += e->size;
+	}
 	(void)m;
 }
 

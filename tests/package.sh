@@ -43,14 +43,15 @@ check_man_and_completion() {
 	}
 	for o in $(help_options "$gmt"); do
 		expect 'grep -q -- "\(^\| \)$o\([=, ]\|\$\)" <<<"$page"' "the page has $o" || return 1
-		case $o in --events | --live | --perfetto | --speed) continue ;; esac
+		case $o in --events | --folded | --from | --live | --perfetto | --pprof | --sample | --speed | --to) continue ;; esac
 		expect 'grep -qx -- "$o" <<<"$words"' "'gpumemtrace -' offers $o" || return 1
 	done
 	expect '[ "$(complete_words "$comp" gpumemtrace --max-d)" = --max-disk ]' \
 		"--max-d completes to --max-disk" || return 1
 	expect '[ "$(complete_words "$comp" gpumemtrace replay -- | paste -sd" ")" = \
-		"--events --json --live --perfetto --speed" ]' "replay -- offers replay's options" || return 1
-	expect '! complete_words "$comp" gpumemtrace - | grep -qx -- --perfetto' \
+		"--events --folded --from --json --live --perfetto --pprof --sample --speed --to" ]' \
+		"replay -- offers replay's options" || return 1
+	expect '! complete_words "$comp" gpumemtrace - | grep -qx -- "--perfetto\|--pprof\|--from"' \
 		"tracing is not offered replay's options" || return 1
 	expect '[ "$(complete_words "$comp" gpumemtrace re | paste -sd" ")" = "record replay" ]' \
 		"re completes to record and replay" || return 1

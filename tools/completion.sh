@@ -14,7 +14,7 @@ table=$(printf '%s\n' "$help" | awk '
 	function flush() { if (n) { for (i = 1; i <= n; i++) print o[i], arg, desc }; n = 0 }
 	/^OPTIONS:$/ { on = 1; next }
 	!on { next }
-	/^  +-/ {
+	/^(  |      )-/ { # an option: wrapped lines of a description are indented further
 		flush()
 		line = $0; sub(/^ +/, "", line)
 		split(line, parts, /  +/)
@@ -29,8 +29,15 @@ table=$(printf '%s\n' "$help" | awk '
 	pending && /^ +[^ ]/ { line = $0; sub(/^ +/, "", line); desc = line; pending = 0; next }
 	/^$/ { flush(); pending = 0 }
 	END { flush() }')
-replay=$(printf '%s\n' "$help" | grep '^ *gpumemtrace replay ' | grep -o -- '--[a-z-]*' | sort -u)
-opts=$(printf '%s\n' "$table" | awk '$3 !~ /^replay/ && $1 != "-?" { print $1 }')
+# replay's own options: those the replay usage lines name, those whose
+# description starts "replay", and those that go with one of these ("--pprof,
+# --folded: ...")
+only=$(printf '%s\n' "$table" | awk '{ d[NR] = $3; o[NR] = $1; if ($3 ~ /^replay/) r[$1] = 1 }
+	END { for (i = 1; i <= NR; i++) { w = d[i]; sub(/[,:]$/, "", w); if (o[i] in r || w in r) print o[i] } }')
+replay=$( (printf '%s\n' "$help" | grep '^ *gpumemtrace replay ' | grep -o -- '--[a-z-]*'
+	printf '%s\n' "$only") | sort -u)
+opts=$(printf '%s\n' "$table" | awk -v only="$(echo $only)" 'BEGIN { n = split(only, o, " "); for (i = 1; i <= n; i++) r[o[i]] = 1 }
+	!($1 in r) && $1 != "-?" { print $1 }')
 with_arg() { printf '%s\n' "$table" | awk -v a="$1" '$2 ~ a { print $1 }' | paste -sd'|'; }
 takes=$(printf '%s\n' "$table" | awk '$2 != "-" { print $1 }' | paste -sd'|')
 

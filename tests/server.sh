@@ -1208,5 +1208,10 @@ test_server_router_requests_to_its_child() {
 	proxied=$(grep -c "proxying request to model tiny" "$T/server.log")
 	expect '[ "$proxied" = 3 ] &&
 		[ "$(jq -c --argjson p "$SERVER_PID" "[$cq | [.method, .path, .sent_by.pid, .sent_by.itself]]" "$r")" = "[[\"POST\",\"/completion\",$SERVER_PID,false],[\"POST\",\"/completion\",$SERVER_PID,false],[\"POST\",\"/tokenize\",$SERVER_PID,false]]" ]' \
-		"the child's, $proxied proxied by the log, each the router's: $(jq -c --argjson p "$SERVER_PID" "[$cq | [.path, .status, .sent_by]]" "$r")"
+		"the child's, $proxied proxied by the log, each the router's: $(jq -c --argjson p "$SERVER_PID" "[$cq | [.path, .status, .sent_by]]" "$r")" ||
+		return 1
+	# the child's own command line (the router's log names its arguments),
+	# not the router's it was forked with
+	expect '[ "$(jq -r --argjson p "$SERVER_PID" "[.processes[] | select(.ppid == \$p and (.cmdline // \"\" | test(\"--alias tiny\")))] | length" "$r")" -ge 1 ]' \
+		"the child's command line: $(jq -c --argjson p "$SERVER_PID" "[.processes[] | select(.ppid == \$p) | .cmdline]" "$r")"
 }

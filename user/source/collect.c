@@ -131,8 +131,11 @@ static int on_ring(void *ctx, void *data, size_t size)
 		targets__join(c->targets, e->pid, TARGETS_SEEN);
 		return 0;
 	case GMT_EV_EXEC:
+		/* its record, then the new program's PROC (model: an exec
+		 * forgets the command line read before it) */
+		emit(c, e);
 		targets__exec(c->targets, e->pid);
-		break;
+		return 0;
 	case GMT_EV_FORK:
 		if (f->followed)
 			targets__fork(c->targets, f->child_pid);

@@ -252,6 +252,18 @@ static void emit_proc(struct samples *c, __u32 pid, bool spawned)
 	emit(c, &p->hdr);
 }
 
+/* after an exec: the new program's command line and executable, which a
+ * PROC read before (at its fork: its parent's) did not say. None when the
+ * process is gone already: a record of nothing would blank what is known */
+void samples__exec(struct samples *c, __u32 pid)
+{
+	char link[32], exe[8];
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	if (readlink(link, exe, sizeof(exe)) > 0)
+		emit_proc(c, pid, false);
+}
+
 /* the path of /proc/PID/cgroup that names its container (a command we
  * start is in ours), its pid inside, and its pod's names: the node's, else
  * its environment's (its own to say: cleaned, and marked as such) */

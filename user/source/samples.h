@@ -22,6 +22,8 @@ void samples__start_nvml(struct samples *s);
  * yet (nothing to sample, our own environment and command line); how, the
  * JOIN record to make first (enum gmt_join_how; 0: BPF made one) */
 void samples__join(struct samples *s, __u32 pid, bool spawned, __u32 how);
+/* a traced process exec'd: its new command line (a PROC record) */
+void samples__exec(struct samples *s, __u32 pid);
 /* one interval's samples of these pids, and of the host */
 void samples__tick(struct samples *s, const __u32 *pids, size_t n);
 /* the resident bytes of each pid's anonymous areas (smaps: costly) */

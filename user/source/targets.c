@@ -162,6 +162,8 @@ void targets__exec(struct targets *t, __u32 pid)
 		bpfmaps__restart(t->d.maps, pid);
 	if (t->d.gpu)
 		gpulib__scan(t->d.gpu, pid);
+	if (has(t, pid))
+		samples__exec(t->d.samples, pid);
 }
 
 /* new code to symbolize against; a GPU library dlopen'ed now is probed now */

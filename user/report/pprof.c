@@ -573,6 +573,14 @@ static int write_pprof(const struct model *m, const struct entries *es, enum ppr
 	b.prof.sample_type = vtp;
 	b.prof.n_sample_type = nv;
 	b.prof.default_sample_type = vt[s == PPROF_INUSE ? V_INUSE : V_ALLOC].type;
+	/* pprof takes the first mapping for the program: the traced one's */
+	for (i = 0; i < m->nr_procs; i++)
+		if (m->procs[i]->exe[0]) {
+			const char *base = strrchr(m->procs[i]->exe, '/');
+
+			mapping_of(&b, base ? base + 1 : m->procs[i]->exe);
+			break;
+		}
 	for (i = 0; i < es->n; i++) {
 		sample_of(&b, m, &es->v[i], &sm[i], nv);
 		sp[i] = &sm[i].s;

@@ -172,9 +172,9 @@ near() {
 		'BEGIN { d = m - a; d = d < 0 ? -d : d; exit !(m != "" && (d <= 0.02 * a || d <= s)) }'
 }
 
-# metric NAME LABELS: the value of the tracer's metric NAME for the server's
+# deploy_metric NAME LABELS: the value of the tracer's metric NAME for the server's
 # host pid with LABELS (a regex), summed; from $T/metrics
-metric() {
+deploy_metric() {
 	awk -v n="$1" -v p="pid=\"$SERVER_HOST_PID\"" -v l="$2" \
 		'index($1, n "{") == 1 && index($1, p) && $1 ~ l { s += $2 } END { print s + 0 }' "$T/metrics"
 }
@@ -276,20 +276,20 @@ test_deploy_daemonset_pod_under_kube_play() {
 	# second without one at most): until the tokens are all there, or 10 s
 	for ((i = 0; i < 100; i++)); do
 		curl -sf "http://127.0.0.1:$mport/metrics" >"$T/metrics" || break
-		[ "$(metric gpumemtrace_tokens_total 'kind="generated"')" = "$want_gen" ] &&
-			[ "$(metric gpumemtrace_tokens_total 'kind="prompt"')" = "$want_prompt" ] && break
+		[ "$(deploy_metric gpumemtrace_tokens_total 'kind="generated"')" = "$want_gen" ] &&
+			[ "$(deploy_metric gpumemtrace_tokens_total 'kind="prompt"')" = "$want_prompt" ] && break
 		read -r -t 0.1 <> <(:) || true
 	done
 	echo "# server pid $SERVER_HOST_PID: prompt $want_prompt, generated $want_gen, requests $want_req"
-	expect '[ "$(metric gpumemtrace_tokens_total "kind=\"prompt\"")" = "$want_prompt" ] &&
-		[ "$(metric gpumemtrace_tokens_total "kind=\"generated\"")" = "$want_gen" ]' \
+	expect '[ "$(deploy_metric gpumemtrace_tokens_total "kind=\"prompt\"")" = "$want_prompt" ] &&
+		[ "$(deploy_metric gpumemtrace_tokens_total "kind=\"generated\"")" = "$want_gen" ]' \
 		"@tokens as the server's /metrics: $(grep "gpumemtrace_tokens_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
 	# answered ones (a connection the client closes may read as one closed
 	# unanswered, code "none", as compare.py allows)
-	expect '[ "$(metric gpumemtrace_http_requests_total "path=\"/(completion|v1/completions|v1/chat/completions)\",code=\"2xx\"")" = "$want_req" ]' \
+	expect '[ "$(deploy_metric gpumemtrace_http_requests_total "path=\"/(completion|v1/completions|v1/chat/completions)\",code=\"2xx\"")" = "$want_req" ]' \
 		"@the client's $want_req requests: $(grep "gpumemtrace_http_requests_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
-	expect 'near "$(metric gpumemtrace_memory_bytes "category=\"host_anon\"")" "$ANON"' \
-		"@heap $(metric gpumemtrace_memory_bytes "category=\"host_anon\""), /proc says $ANON"
+	expect 'near "$(deploy_metric gpumemtrace_memory_bytes "category=\"host_anon\"")" "$ANON"' \
+		"@heap $(deploy_metric gpumemtrace_memory_bytes "category=\"host_anon\""), /proc says $ANON"
 	# its recording, in the volume
 	expect 'ls "$T/rec"/llama-server.*."$SERVER_HOST_PID".gmt >/dev/null 2>&1' \
 		"@a recording of pid $SERVER_HOST_PID in the volume: $(ls "$T/rec" | head -3)"

@@ -133,7 +133,7 @@ test_metrics_prometheus_scrapes_real_server() {
 		"--metrics-file: mode $(stat -c %a "$T/gmt.prom"), promtool accepts it" || return 1
 	want=$(jqr '[.processes[0].requests[] | .prompt_tokens] | add' "$T/gmt.out")
 	got=$(metric "$T/gmt.prom" gpumemtrace_tokens_total pid="$SERVER_PID" kind=prompt)
-	expect '[ "$got" = "$want" ]' "prompt tokens: $got in the file, $want in the report; the file's lines of the server: $(grep -c "pid=\"$SERVER_PID\"" "$T/gmt.prom"), $(grep "pid=\"$SERVER_PID\"" "$T/gmt.prom" | cut -d'{' -f1 | sort | uniq -c | tr -s ' \n' ' ')" ||
+	expect '[ "$got" = "$want" ]' "prompt tokens: $got in the file, $want in the report; the file's lines of the server: $(grep -c "pid=\"$SERVER_PID\"" "$T/gmt.prom"), $(grep "pid=\"$SERVER_PID\"" "$T/gmt.prom" | cut -d'{' -f1 | sort | uniq -c | tr -s ' \n' ' '); $(grep "^gpumemtrace_tokens_total{" "$T/gmt.prom")" ||
 		return 1
 	want=$(jqr "[.findings[] | select(.pid == $SERVER_PID) | \"\(.category) \(.kind)\"] | unique | .[]" "$T/gmt.out")
 	got=$(metric_verdicts "$SERVER_PID" "$T/gmt.prom")

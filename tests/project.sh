@@ -199,3 +199,14 @@ test_deps_install_every_command_the_tests_call() {
 		grep -q "planted.sh:1 .*calls debootstrap" "$T/planted"' \
 		'@the planted call named: $(cat "$T/planted")'
 }
+
+# the runner sources every test file into each test's shell: a helper
+# defined in two files is the last one's in all of them (deploy.sh's
+# metric() once took the place of export.sh's, and a test failed that way
+# only in a full run)
+test_test_files_define_each_function_once() {
+	local dup
+	dup=$(grep -Ho "^[a-zA-Z_][a-zA-Z_0-9]*()" "$ROOT"/tests/*.sh | sed 's|.*/||' |
+		awk -F: '{ n[$2]++; f[$2] = f[$2] " " $1 } END { for (k in n) if (n[k] > 1) print k f[k] }')
+	expect '[ -z "$dup" ]' "functions defined in two test files: $dup"
+}

@@ -148,7 +148,8 @@ static int collect_gpu(const struct model *m, const struct model_proc *p, enum p
 		e->kind = l->kind;
 		e->req = request_at(p, l->ts);
 		e->v[s == PPROF_GROWTH ? V_ALLOC_N : V_INUSE_N] = 1;
-		e->v[s == PPROF_GROWTH ? V_ALLOC : V_INUSE] = l->size;
+		e->v[s == PPROF_GROWTH ? V_ALLOC : V_INUSE] =
+			l->size > INT64_MAX ? INT64_MAX : (int64_t)l->size;
 	}
 	for (i = 0; i < g->nr_holders; i++) {
 		const struct model_gpu_holder *h = &g->holders[i];
@@ -249,7 +250,9 @@ static int write_folded(const struct model *m, const struct entries *es, int col
 			HASH_ADD(hh, sums, stack_id, sizeof(__u32), x);
 			order[n++] = x;
 		}
-		x->v += es->v[i].v[col];
+		/* a recording's sizes are the target's to say: saturate */
+		if (__builtin_add_overflow(x->v, es->v[i].v[col], &x->v))
+			x->v = es->v[i].v[col] > 0 ? INT64_MAX : INT64_MIN;
 	}
 	for (i = 0; !rc && i < n; i++) {
 		const struct model_stack *s = model__stack(m, order[i]->stack_id);

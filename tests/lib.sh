@@ -57,11 +57,13 @@ await_all() {
 }
 
 # a watcher that opens FIFO for writing once PID has ended, so that a
-# reader still waiting for PID gets end-of-file
+# reader still waiting for PID gets end-of-file. Write-only: the open waits
+# for the reader (opened read-write, it closed again before a reader that
+# came later opened, and that reader waited out the test's limit)
 _await_watch() {
 	(
 		tail -s 0.1 --pid="$2" -f /dev/null
-		exec 9<>"$1"
+		exec 9>"$1"
 	) >/dev/null 2>&1 &
 	_AWAIT=$!
 }

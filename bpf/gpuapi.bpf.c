@@ -74,10 +74,13 @@ int gpu_enter(struct pt_regs *ctx)
 	f->args[2] = PT_REGS_PARM3(ctx);
 	f->args[3] = PT_REGS_PARM4(ctx);
 	f->args[4] = PT_REGS_PARM5(ctx);
+	/* libbpf 1.1 has no PT_REGS_PARM6 */
 #if defined(__TARGET_ARCH_x86)
 	f->args[5] = ctx->r9;
+#elif defined(__TARGET_ARCH_arm64)
+	f->args[5] = ctx->regs[5];
 #else
-	f->args[5] = PT_REGS_PARM6(ctx);
+#error "the sixth argument's register on this architecture"
 #endif
 	f->sp = sp;
 	f->ts = bpf_ktime_get_ns();

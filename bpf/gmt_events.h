@@ -45,6 +45,7 @@ enum gmt_type {
 	GMT_EV_SIGNAL = 32,	 /* a fatal signal delivered to a target's thread */
 	GMT_EV_TIMINGS = 33,	 /* a response's own figures: llama-server's timings */
 	GMT_EV_JOIN = 34,	 /* a process joined the traced set: how, and when it started */
+	GMT_EV_MODULE = 35,	 /* user: a code file stacks name: its build id */
 	GMT_EV_MAX,
 };
 
@@ -380,6 +381,20 @@ struct gmt_brk {
 struct gmt_lost {
 	struct gmt_hdr hdr;
 	__u64 count[GMT_SRC_NR]; /* cumulative since attach */
+};
+
+/* A code file that STACK records name (by its file name, as their frames
+ * do), sent once before the first stack that names it: its GNU build id and
+ * its executable segment, so a frame with no symbol (module + file offset)
+ * can be symbolized again elsewhere (pprof, addr2line) from the right
+ * build. */
+struct gmt_module {
+	struct gmt_hdr hdr;
+	char name[128];	    /* as a frame's module: the file name */
+	char build_id[128]; /* lowercase hex; empty: the file has none */
+	__u64 text_off;	    /* the executable PT_LOAD: its file offset, */
+	__u64 text_vaddr;   /* virtual address */
+	__u64 text_size;    /* and file size; 0: not known */
 };
 
 /* frames[] then, for each frame, "symbol\0module\0" */

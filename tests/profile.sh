@@ -219,3 +219,43 @@ test_pprof_leak_growth_has_the_leak_on_top() {
 	expect '(( all - leak >= ctx * 9 / 10 && all - leak <= ctx * 12 / 10 ))' \
 		"allocated over the run $all, in the window $leak: one context less"
 }
+
+# A stripped program: its frames have no names in the recording, so its
+# mapping carries the file's build id (the one readelf reads) and the
+# frames its file addresses, and those addresses, given to addr2line with
+# the unstripped file of that build id (found under .build-id/, as a
+# debuginfod or a -debug package lays it out), name the workload's own
+# functions: what pprof does with PPROF_BINARY_PATH (go tool pprof's own
+# object reader matches no build ids, so addr2line stands in for it)
+test_pprof_stripped_program_has_build_ids() {
+	need_root
+	need_pprof
+	local id dir addrs names
+	strip -s -o "$T/wl-stripped" "$WL"
+	id=$(readelf -n "$T/wl-stripped" | awk '/Build ID:/ { print $3; exit }')
+	expect '[ ${#id} -ge 16 ]' "the workload has a build id: $id" || return 1
+	dir=$T/debug/.build-id/${id:0:2}
+	mkdir -p "$dir" && cp "$WL" "$dir/${id:2}.debug"
+	"$GMT" record -q -o "$T/s.gmt" -- "$T/wl-stripped" --steps 6 --step-mib 4 --out /dev/null \
+		>/dev/null || return 1
+	"$GMT" replay -q --pprof "$T/s.pb.gz" "$T/s.gmt" || return 1
+	pp "$T/s.pb.gz" -raw -symbolize=none >"$T/raw" || return 1
+	expect 'grep -q "^[0-9]*: 0x0/0xffffffffffffffff/0x0 wl-stripped $id *$" "$T/raw"' \
+		'@its mapping, with the build id: $(sed -n "/^Mappings/,\$p" "$T/raw")' || return 1
+	expect 'pp "$T/s.pb.gz" -top -symbolize=none | grep -q "^Build ID: $id"' "pprof shows it" ||
+		return 1
+	# the locations in that mapping: their addresses, and the name each had
+	addrs=$(awk -v m="$(grep -m1 "wl-stripped $id" "$T/raw" | cut -d: -f1)" '
+		/^Locations/ { s = 1; next } /^Mappings/ { s = 0 }
+		s && $3 == "M=" m { print $2 }' "$T/raw")
+	expect '[ -n "$addrs" ] && grep -q "wl-stripped+0x" "$T/raw"' \
+		'@frames with no name: $(cat "$T/raw")' || return 1
+	# shellcheck disable=SC2086 # one address a word
+	names=$(addr2line -f -e "$dir/${id:2}.debug" $addrs | awk 'NR % 2' | sort -u | tr '\n' ' ')
+	expect '[[ " $names " == *" grow_step "* && " $names " == *" main "* ]]' \
+		"the addresses name the workload's functions: $names" || return 1
+	# and the recording says the same build id for the file
+	expect '"$GMT" replay --events "$T/s.gmt" | jq -se --arg id "$id" \
+		"[.[] | select(.type == \"module\" and .name == \"wl-stripped\")][0].build_id == \$id" >/dev/null' \
+		"the module record"
+}

@@ -22,6 +22,7 @@ static const struct {
 	{ "unit_model_rss_and_faults", test_model_rss_and_faults },
 	{ "unit_model_mappings", test_model_mappings },
 	{ "unit_model_exec_resets", test_model_exec_resets },
+	{ "unit_model_modules", test_model_modules },
 	{ "unit_report_text", test_report_text },
 	{ "unit_report_json", test_report_json },
 	{ "unit_random_records_survive", test_random_records_survive },

@@ -747,3 +747,33 @@ void test_model_container(void)
 	ASSERT_STR(p->container.pod, "", "no pod name");
 	model__free(m);
 }
+
+/* MODULE records: the first of a name is kept; a build id that is not
+ * lowercase hex (a hostile recording's) is dropped, the module kept */
+void test_model_modules(void)
+{
+	struct model *m = model__new();
+	const struct model_module *x;
+	struct gmt_module r;
+
+	send_session(model__add, m, 9);
+	event__init(&r.hdr, GMT_EV_MODULE, sizeof(r), T(0.1), 9);
+	strcpy(r.name, "libfoo.so");
+	strcpy(r.build_id, "00ff");
+	r.text_off = 0x1000;
+	r.text_vaddr = 0x401000;
+	r.text_size = 0x2000;
+	model__add(m, &r.hdr);
+	strcpy(r.build_id, "1234");
+	model__add(m, &r.hdr);
+	strcpy(r.name, "evil.so");
+	strcpy(r.build_id, "</script>");
+	model__add(m, &r.hdr);
+	x = model__module(m, "libfoo.so");
+	ASSERT_TRUE(x && !strcmp(x->build_id, "00ff") && x->text_vaddr == 0x401000,
+		    "the first record of a name");
+	x = model__module(m, "evil.so");
+	ASSERT_TRUE(x && !x->build_id[0], "a build id that is not hex dropped");
+	ASSERT_TRUE(!model__module(m, "other.so"), "one never recorded");
+	model__free(m);
+}

@@ -401,6 +401,18 @@ void test_event_valid(void)
 	u.s.nr_frames = 1;
 	memset((char *)&u.s.frames[1], 'x', 64 - 48);
 	ASSERT_TRUE(!event__valid(&u.s.hdr, 64), "unterminated frame names");
+	{
+		struct gmt_module m;
+
+		event__init(&m.hdr, GMT_EV_MODULE, sizeof(m), 1, 1);
+		strcpy(m.name, "libc.so.6");
+		ASSERT_TRUE(event__valid(&m.hdr, sizeof(m)), "a module");
+		memset(m.build_id, 'a', sizeof(m.build_id));
+		ASSERT_TRUE(!event__valid(&m.hdr, sizeof(m)), "an unterminated build id");
+		m.build_id[0] = 0;
+		memset(m.name, 'x', sizeof(m.name));
+		ASSERT_TRUE(!event__valid(&m.hdr, sizeof(m)), "an unterminated name");
+	}
 }
 
 /* --- tracedir: retention by bytes, and a pid's records past its exit (issue 35) --- */

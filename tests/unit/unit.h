@@ -82,6 +82,7 @@ void test_event_valid(void);
 void test_model_rss_and_faults(void);
 void test_model_mappings(void);
 void test_model_exec_resets(void);
+void test_model_modules(void);
 void test_model_pid_taken_after_exit(void);
 void test_model_gpu(void);
 void test_model_bo(void);

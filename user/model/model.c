@@ -253,6 +253,38 @@ const struct model_stack *model__stack(const struct model *m, __u32 id)
 	return s;
 }
 
+const struct model_module *model__module(const struct model *m, const char *name)
+{
+	struct model_module *x;
+
+	HASH_FIND_STR(m->modules, name, x);
+	return x;
+}
+
+/* the first record of a name wins (two files of one name: the first
+ * process's); a build id that is not hex is left out */
+static void on_module(struct model *m, const struct gmt_module *e)
+{
+	struct model_module *x;
+	size_t i;
+
+	if (model__module(m, e->name) || m->nr_modules >= MODEL_MODULES_MAX ||
+	    !(x = calloc(1, sizeof(*x))))
+		return;
+	memcpy(x->name, e->name, sizeof(x->name));
+	memcpy(x->build_id, e->build_id, sizeof(x->build_id));
+	for (i = 0; x->build_id[i]; i++)
+		if (!strchr("0123456789abcdef", x->build_id[i])) {
+			x->build_id[0] = 0;
+			break;
+		}
+	x->text_off = e->text_off;
+	x->text_vaddr = e->text_vaddr;
+	x->text_size = e->text_size;
+	HASH_ADD_STR(m->modules, name, x);
+	m->nr_modules++;
+}
+
 double model__secs(const struct model *m, __u64 ts)
 {
 	return ts > m->start_ts ? (ts - m->start_ts) / 1e9 : 0.0;
@@ -1101,6 +1133,9 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_STACK:
 		on_stack(m, (const void *)e);
 		break;
+	case GMT_EV_MODULE:
+		on_module(m, (const void *)e);
+		break;
 	case GMT_EV_LOST:
 		on_lost(m, (const void *)e);
 		break;
@@ -1208,6 +1243,15 @@ void model__free(struct model *m)
 		free(m->stacks[i]);
 	}
 	free(m->stacks);
+	{
+		struct model_module *x, *t;
+
+		HASH_ITER(hh, m->modules, x, t)
+		{
+			HASH_DEL(m->modules, x);
+			free(x);
+		}
+	}
 	free(m->devices);
 	model_bo__free(m);
 	free(m->procs);

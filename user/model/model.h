@@ -571,6 +571,15 @@ struct model_stack {
 	UT_hash_handle hh;
 };
 
+/* a code file stacks name (GMT_EV_MODULE): the first record of a name */
+struct model_module {
+	char name[128];
+	char build_id[128]; /* lowercase hex; empty: none */
+	__u64 text_off, text_vaddr, text_size;
+	UT_hash_handle hh;
+};
+#define MODEL_MODULES_MAX 4096
+
 struct model {
 	bool have_session;
 	__u64 start_ts, last_ts, end_ts;
@@ -591,8 +600,10 @@ struct model {
 	__u64 procs_summarized, procs_summarized_peak;
 	struct model_stack **stacks; /* in the order they came */
 	size_t nr_stacks, stacks_cap;
-	struct model_stack *by_id; /* the same, by id (uthash) */
-	__u64 stacks_dropped;	   /* past MODEL_STACKS_MAX */
+	struct model_stack *by_id;    /* the same, by id (uthash) */
+	__u64 stacks_dropped;	      /* past MODEL_STACKS_MAX */
+	struct model_module *modules; /* by name (uthash) */
+	size_t nr_modules;
 
 	struct model_bo *bos; /* every buffer seen, in the order first seen */
 	size_t nr_bos, bos_cap;
@@ -634,6 +645,8 @@ void model__add(void *m, const struct gmt_hdr *e);
 
 struct model_proc *model__proc(const struct model *m, __u32 pid);
 const struct model_stack *model__stack(const struct model *m, __u32 id);
+/* the code file a frame's module names; NULL when the recording lacks it */
+const struct model_module *model__module(const struct model *m, const char *name);
 /* the value of `s` at time ts (its last point at or before ts); false if none */
 void series__add(struct series *s, __u64 ts, __s64 v, __u64 step_ns);
 

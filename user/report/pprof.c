@@ -308,6 +308,7 @@ struct builder {
 	struct key *keys;
 	struct stack_locs *stacks;
 	size_t str_cap, map_cap, fn_cap, loc_cap;
+	size_t build_ids; /* mappings given one */
 	bool oom;
 };
 
@@ -364,21 +365,37 @@ static void *table_add(struct builder *b, void *table, size_t *n, size_t *cap, s
 	return x;
 }
 
-static uint64_t mapping_of(struct builder *b, const char *module)
+/* a module's mapping; raw: the one for its frames with no name, whose
+ * addresses are the file's virtual addresses (start 0, no limit, offset 0:
+ * pprof takes them as they are), left for pprof to symbolize by the build
+ * id. A module with a build id gets its raw mapping first: pprof merges a
+ * mapping into the one before it when that one ends where it starts, and
+ * a named mapping (0 to 0) followed by its raw one (from 0) would be. */
+static uint64_t mapping_of(struct builder *b, const struct model *m, const char *module, bool raw)
 {
 	int64_t file = intern(b, module && module[0] ? module : "?");
-	bool fresh;
-	struct key *x = find_key(b, 1, file, 0, &fresh);
+	const struct model_module *mod = module && module[0] ? model__module(m, module) : NULL;
+	bool fresh, id = mod && mod->build_id[0];
+	struct key *x;
 	Mapping *mp;
 
-	if (!x || !fresh)
+	if (id && !raw)
+		mapping_of(b, m, module, true);
+	if (!(x = find_key(b, 1, file, raw, &fresh)) || !fresh)
 		return x ? x->id : 0;
 	if (!(mp = table_add(b, &b->prof.mapping, &b->prof.n_mapping, &b->map_cap, sizeof(*mp))))
 		return 0;
 	perftools__profiles__mapping__init(mp);
 	x->id = mp->id = b->prof.n_mapping;
 	mp->filename = file;
-	mp->has_functions = true; /* named already: nothing for pprof to look up */
+	if (id) {
+		mp->build_id = intern(b, mod->build_id);
+		b->build_ids++;
+	}
+	if (raw)
+		mp->memory_limit = UINT64_MAX;
+	else
+		mp->has_functions = true; /* named already: nothing for pprof to look up */
 	return x->id;
 }
 
@@ -400,16 +417,21 @@ static uint64_t function_of(struct builder *b, const char *name, const char *mod
 	return x->id;
 }
 
-static uint64_t location_of(struct builder *b, const struct model_frame *f)
+static uint64_t location_of(struct builder *b, const struct model *m, const struct model_frame *f)
 {
-	uint64_t map = mapping_of(b, f->module), fn;
+	const struct model_module *mod = f->sym[0] ? NULL : model__module(m, f->module);
+	/* a frame with no name: its file offset, as the file's virtual address */
+	bool raw = mod && mod->build_id[0] && f->sym_off >= mod->text_off &&
+		   f->sym_off - mod->text_off < mod->text_size;
+	__u64 addr = raw ? f->sym_off - mod->text_off + mod->text_vaddr : f->ip;
+	uint64_t map = mapping_of(b, m, f->module, raw), fn;
 	bool fresh;
 	struct key *x;
 	Location *loc;
 	char buf[512];
 
 	fn = function_of(b, findings__frame_name(f, buf, sizeof(buf)), f->module);
-	if (!(x = find_key(b, 3, f->ip, fn, &fresh)) || !fresh)
+	if (!(x = find_key(b, 3, addr, fn, &fresh)) || !fresh)
 		return x ? x->id : 0;
 	/* the message, its one line's pointer and the line, in one block */
 	if (!(loc = table_add(b, &b->prof.location, &b->prof.n_location, &b->loc_cap,
@@ -418,7 +440,7 @@ static uint64_t location_of(struct builder *b, const struct model_frame *f)
 	perftools__profiles__location__init(loc);
 	x->id = loc->id = b->prof.n_location;
 	loc->mapping_id = map;
-	loc->address = f->ip;
+	loc->address = addr;
 	loc->n_line = 1;
 	loc->line = (Line **)(loc + 1);
 	loc->line[0] = (Line *)(loc->line + 1);
@@ -447,7 +469,7 @@ static struct stack_locs *stack_of(struct builder *b, const struct model *m, __u
 	x->role = roles__of(m, id);
 	x->n = n;
 	for (i = 0; i < n; i++)
-		x->ids[i] = location_of(b, s && s->nr_frames ? &s->frames[i] : &none);
+		x->ids[i] = location_of(b, m, s && s->nr_frames ? &s->frames[i] : &none);
 	HASH_ADD(hh, b->stacks, stack_id, sizeof(id), x);
 	return x;
 }
@@ -581,7 +603,7 @@ static int write_pprof(const struct model *m, const struct entries *es, enum ppr
 		if (m->procs[i]->exe[0]) {
 			const char *base = strrchr(m->procs[i]->exe, '/');
 
-			mapping_of(&b, base ? base + 1 : m->procs[i]->exe);
+			mapping_of(&b, m, base ? base + 1 : m->procs[i]->exe, false);
 			break;
 		}
 	for (i = 0; i < es->n; i++) {
@@ -603,7 +625,11 @@ static int write_pprof(const struct model *m, const struct entries *es, enum ppr
 	snprintf(text, sizeof(text), "host first touches: about one sample in %llu bytes",
 		 (unsigned long long)b.prof.period);
 	comments[1] = intern(&b, text);
-	comments[2] = intern(&b, "no build ids: the recording does not carry them");
+	snprintf(text, sizeof(text),
+		 "build ids: %zu of %zu mappings (a file's frames with no name are in a mapping "
+		 "of their own, at the file's addresses, for pprof to symbolize)",
+		 b.build_ids, b.prof.n_mapping);
+	comments[2] = intern(&b, text);
 	comments[3] = intern(&b, window);
 	b.prof.comment = comments;
 	b.prof.n_comment = 4;

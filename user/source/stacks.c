@@ -28,12 +28,19 @@ struct stack_entry {
 	UT_hash_handle hh;
 };
 
+/* a code file announced by a MODULE record, for one process */
+struct module_entry {
+	char key[4 + 128 + 128]; /* pid, name, build id */
+	UT_hash_handle hh;
+};
+
 struct stacks {
 	struct symbolizer *sym;
 	struct unwinder *unw; /* NULL: frame pointers only */
 	gmt_sink_fn sink;
 	void *ctx;
 	struct stack_entry *table; /* by their ips (uthash) */
+	struct module_entry *modules;
 	__u32 next_id;
 	__u64 unnamed; /* past STACKS_MAX */
 	/* the stack slices waiting for the next record of their thread */
@@ -68,6 +75,7 @@ struct stacks *stacks__new(struct symbolizer *sym, struct unwinder *unw, gmt_sin
 void stacks__free(struct stacks *s)
 {
 	struct stack_entry *e, *t;
+	struct module_entry *me, *mt;
 	unsigned int i;
 
 	if (!s)
@@ -77,6 +85,11 @@ void stacks__free(struct stacks *s)
 		HASH_DEL(s->table, e);
 		free(e->ips);
 		free(e);
+	}
+	HASH_ITER(hh, s->modules, me, mt)
+	{
+		HASH_DEL(s->modules, me);
+		free(me);
 	}
 	for (i = 0; i < PENDING_USTACKS; i++)
 		free(s->pending[i]);
@@ -99,6 +112,33 @@ static unsigned int fp_frames(struct stacks *st, __u32 pid, const __u64 *ips, un
 	return n;
 }
 
+/* a MODULE record for the file holding ip, the first time pid's stacks
+ * name it */
+static void announce_module(struct stacks *st, __u32 pid, __u64 ip)
+{
+	struct module_entry q = { 0 }, *x;
+	struct sym_module sm;
+	struct gmt_module r;
+
+	if (symbolizer__module(st->sym, pid, ip, &sm) || !sm.name[0])
+		return;
+	memcpy(q.key, &pid, 4);
+	memcpy(q.key + 4, sm.name, sizeof(sm.name));
+	memcpy(q.key + 4 + 128, sm.build_id, sizeof(sm.build_id));
+	HASH_FIND(hh, st->modules, q.key, sizeof(q.key), x);
+	if (x || !(x = malloc(sizeof(*x))))
+		return;
+	memcpy(x, &q, sizeof(q));
+	HASH_ADD(hh, st->modules, key, sizeof(x->key), x);
+	event__init(&r.hdr, GMT_EV_MODULE, sizeof(r), event__now_ns(), pid);
+	memcpy(r.name, sm.name, sizeof(r.name));
+	memcpy(r.build_id, sm.build_id, sizeof(r.build_id));
+	r.text_off = sm.text_off;
+	r.text_vaddr = sm.text_vaddr;
+	r.text_size = sm.text_size;
+	st->sink(st->ctx, &r.hdr);
+}
+
 static void emit_stack(struct stacks *st, __u32 pid, __u32 id, const __u64 *ips, unsigned int n)
 {
 	struct gmt_stack *s = (struct gmt_stack *)st->scratch;
@@ -108,6 +148,8 @@ static void emit_stack(struct stacks *st, __u32 pid, __u32 id, const __u64 *ips,
 	size_t off;
 
 	n = fp_frames(st, pid, ips, n);
+	for (i = 0; i < n; i++)
+		announce_module(st, pid, ips[i]);
 	off = offsetof(struct gmt_stack, frames) + n * sizeof(s->frames[0]);
 	for (i = 0; i < n; i++) {
 		symbolizer__resolve(st->sym, pid, ips[i], &r);

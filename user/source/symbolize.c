@@ -34,6 +34,7 @@ struct elf_file {
 	size_t nr_loads;
 	struct elf_sym *syms; /* functions, sorted by address */
 	size_t nr_syms;
+	char build_id[128]; /* hex; empty: none */
 	UT_hash_handle hh;
 };
 
@@ -310,6 +311,8 @@ static void load_elf(struct symbolizer *s, struct elf_file *ef, int fd,
 			    ef->loads[ef->nr_loads].p_type == PT_LOAD)
 				ef->nr_loads++;
 	}
+	if (!build_id(elf, ef->build_id, sizeof(ef->build_id)))
+		ef->build_id[0] = 0;
 	if (find_section(elf, SHT_SYMTAB, NULL, &sh) ||
 	    !read_debug_file(s, ef, elf, cred, root, path))
 		read_best_symtab(ef, elf);
@@ -511,6 +514,36 @@ void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_
 		if (fd >= 0)
 			fn(m->path, m->start - vaddr, fd, arg);
 	}
+}
+
+int symbolizer__module(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_module *out)
+{
+	const struct mapping *m = find_mapping(load_maps(s, pid), ip);
+	const struct elf_file *ef;
+	const char *base;
+	__u64 off;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	base = strrchr(m->path, '/');
+	snprintf(out->name, sizeof(out->name), "%s", base ? base + 1 : m->path);
+	if (!(ef = get_elf(s, pid, m)))
+		return 0;
+	snprintf(out->build_id, sizeof(out->build_id), "%s", ef->build_id);
+	off = ip - m->start + m->pgoff;
+	for (i = 0; i < ef->nr_loads; i++) {
+		const GElf_Phdr *ph = &ef->loads[i];
+
+		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz) {
+			out->text_off = ph->p_offset;
+			out->text_vaddr = ph->p_vaddr;
+			out->text_size = ph->p_filesz;
+			break;
+		}
+	}
+	return 0;
 }
 
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out)

@@ -28,6 +28,14 @@ void symbolizer__refresh(struct symbolizer *s, __u32 pid);
  * file opened, which fn owns */
 typedef void (*symbolizer_module_fn)(const char *path, __u64 bias, int fd, void *arg);
 void symbolizer__each_module(struct symbolizer *s, __u32 pid, symbolizer_module_fn fn, void *arg);
+/* the code file an address is in: its name (as sym_result.module), build
+ * id and the PT_LOAD segment holding it */
+struct sym_module {
+	char name[128];
+	char build_id[128]; /* lowercase hex; empty: none */
+	__u64 text_off, text_vaddr, text_size;
+};
+int symbolizer__module(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_module *out);
 /* 0, or -errno when the address is in no known mapping */
 int symbolizer__resolve(struct symbolizer *s, __u32 pid, __u64 ip, struct sym_result *out);
 

@@ -110,6 +110,16 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_STACK:
 		stack(o, (const void *)e);
 		break;
+	case GMT_EV_MODULE: {
+		const struct gmt_module *x = (const void *)e;
+
+		add(o, "name", strn(x->name, sizeof(x->name)));
+		add(o, "build_id", strn(x->build_id, sizeof(x->build_id)));
+		add(o, "text_off", u64(x->text_off));
+		add(o, "text_vaddr", u64(x->text_vaddr));
+		add(o, "text_size", u64(x->text_size));
+		break;
+	}
 	case GMT_EV_PROBE: {
 		const struct gmt_probe *p = (const void *)e;
 

@@ -45,6 +45,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_SIGNAL] = { "signal", sizeof(struct gmt_signal) },
 	[GMT_EV_TIMINGS] = { "timings", sizeof(struct gmt_timings) },
 	[GMT_EV_JOIN] = { "join", sizeof(struct gmt_join) },
+	[GMT_EV_MODULE] = { "module", sizeof(struct gmt_module) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -97,6 +98,12 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 		       e->len;
 	case GMT_EV_STACK:
 		return stack_valid((const struct gmt_stack *)e);
+	case GMT_EV_MODULE: {
+		const struct gmt_module *x = (const void *)e;
+
+		return memchr(x->name, 0, sizeof(x->name)) &&
+		       memchr(x->build_id, 0, sizeof(x->build_id));
+	}
 	case GMT_EV_GPU_CALL:
 		return offsetof(struct gmt_gpu_call, ips) +
 			       ((const struct gmt_gpu_call *)e)->nr_ips * 8u <=

@@ -314,6 +314,7 @@ static void remember(struct pfile *f, const struct gmt_hdr *e)
 			replace(&f->rss[r->member], e);
 		break;
 	case GMT_EV_STACK:
+	case GMT_EV_MODULE:
 		keep(&f->stacks, e, ~0ul, STACK_BYTES_MAX);
 		break;
 	}

@@ -25,7 +25,7 @@
 
 /* the most a page holds: points a series, requests, marks, stacks */
 #define HTML_POINTS 300
-#define HTML_REQS 2000
+#define HTML_REQS 1000
 #define HTML_MARKS 500
 #define HTML_STACKS 400
 #define HTML_ROLES 24
@@ -221,10 +221,11 @@ static struct json_object *requests_of(const struct model *m, const struct model
 					    "gpu_api_delta_bytes",
 					    NULL };
 	struct json_object *all = requests_json(m, p), *o = json_object_new_object(), *a, *r;
-	size_t i, n = json_object_array_length(all), step = (n + HTML_REQS - 1) / HTML_REQS;
+	size_t i, k, n = json_object_array_length(all), shown = n < HTML_REQS ? n : HTML_REQS;
 
 	a = json_object_new_array();
-	for (i = 0; i < n; i += step ? step : 1) {
+	for (k = 0; k < shown; k++) {
+		i = k * n / shown;
 		r = pick(json_object_array_get_idx(all, i), keys);
 		add(r, "nth", u64(p->reqs[i].nth));
 		json_object_array_add(a, r);

@@ -29,13 +29,13 @@
 #define HTML_MARKS 500
 #define HTML_STACKS 400
 #define HTML_ROLES 24
-#define DATA_MARK "<!--GMT_DATA-->"
+#define DATA_MARK "<!--PAGE_DATA-->"
 
 /* the page, built in: the data goes where DATA_MARK is */
-extern const char gmt_html_page[];
+extern const char html_page_text[];
 __asm__(".pushsection .rodata\n"
 	".balign 16\n"
-	"gmt_html_page:\n"
+	"html_page_text:\n"
 	".incbin \"user/report/html_page.html\"\n"
 	".byte 0\n"
 	".popsection\n");
@@ -538,7 +538,7 @@ static void put_json(FILE *out, const char *s)
 int html__write(const struct model *m, const struct findings *fs, const char *name,
 		const char *path, char *err, size_t size)
 {
-	const char *at = strstr(gmt_html_page, DATA_MARK);
+	const char *at = strstr(html_page_text, DATA_MARK);
 	struct json_object *root;
 	FILE *out;
 	int fd, rc;
@@ -557,7 +557,7 @@ int html__write(const struct model *m, const struct findings *fs, const char *na
 	}
 	json_c_set_serialization_double_format("%.6g", JSON_C_OPTION_THREAD);
 	root = page_json(m, fs, name);
-	fwrite(gmt_html_page, 1, at - gmt_html_page, out);
+	fwrite(html_page_text, 1, at - html_page_text, out);
 	put_json(out, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
 								   JSON_C_TO_STRING_NOSLASHESCAPE));
 	fputs(at + strlen(DATA_MARK), out);

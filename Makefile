@@ -21,7 +21,8 @@ CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 	$(OUTPUT)/user/source/linkset.o $(OUTPUT)/user/source/umulti.o \
 	$(OUTPUT)/user/view/top.o $(OUTPUT)/user/source/unwind.o $(OUTPUT)/user/source/cfi_check.o \
 	$(OUTPUT)/user/serve/metrics.o \
-	$(OUTPUT)/user/report/perfetto.o $(OUTPUT)/user/report/pprof.o,$(USER_OBJS))
+	$(OUTPUT)/user/report/perfetto.o $(OUTPUT)/user/report/pprof.o \
+	$(OUTPUT)/user/report/html.o,$(USER_OBJS))
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
@@ -100,6 +101,8 @@ $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 
 $(OUTPUT)/user/report/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
 $(OUTPUT)/user/report/pprof.o: $(OUTPUT)/proto/profile.pb-c.h
+# the page of replay --html, built in by .incbin
+$(OUTPUT)/user/report/html.o: user/report/html_page.html
 
 gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o $(OUTPUT)/proto/profile.pb-c.o
 	$(call msg,BINARY,$@)

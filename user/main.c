@@ -19,6 +19,7 @@
 #include "common/fmt.h"
 #include "stream/dump.h"
 #include "report/perfetto.h"
+#include "report/html.h"
 #include "report/pprof.h"
 #include "model/model.h"
 #include "source/procfs.h"
@@ -39,7 +40,7 @@ struct args {
 	const char *input;
 	const char *debug_dir;
 	const char *metrics, *metrics_file, *perfetto;
-	const char *pprof, *folded; /* replay --pprof, --folded */
+	const char *pprof, *folded, *html; /* replay --pprof, --folded, --html */
 	struct pprof_opts prof;
 	bool sample_set;
 	double duration, interval;
@@ -82,6 +83,8 @@ static const char doc[] =
 	"  gpumemtrace replay --pprof OUT [--sample S] [--from T] [--to T] FILE\n"
 	"      its allocating stacks as a pprof profile (go tool pprof, Parca);\n"
 	"      --folded OUT: as folded text, for flamegraph.pl and speedscope\n"
+	"  gpumemtrace replay --html OUT FILE\n"
+	"      the report as one self-contained page to attach to a bug report\n"
 	"\n"
 	"On a terminal, tracing shows a live view, as top does: memory by where\n"
 	"it lives, requests, evictions and failures, and the verdicts so far\n"
@@ -126,6 +129,7 @@ enum {
 	OPT_PERFETTO,
 	OPT_PPROF,
 	OPT_FOLDED,
+	OPT_HTML,
 	OPT_SAMPLE,
 	OPT_FROM,
 	OPT_TO,
@@ -215,6 +219,10 @@ static const struct argp_option options[] = {
 	{ "folded", OPT_FOLDED, "OUT", 0,
 	  "replay: the same stacks as folded text (frame;frame bytes, root first), for "
 	  "flamegraph.pl and speedscope",
+	  0 },
+	{ "html", OPT_HTML, "OUT", 0,
+	  "replay: write the report to OUT as one self-contained HTML page (verdicts, memory over "
+	  "time, requests, a flame graph; docs/html.md) instead of the report",
 	  0 },
 	{ "sample", OPT_SAMPLE, "S", 0,
 	  "--pprof, --folded: inuse (live at the end, the default), alloc (allocated over the run) "
@@ -403,6 +411,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   key == OPT_PPROF ? "pprof" : "folded");
 		*(key == OPT_PPROF ? &a->pprof : &a->folded) = arg;
 		break;
+	case OPT_HTML:
+		if (!*arg)
+			argp_error(state, "--html needs a file to write");
+		a->html = arg;
+		break;
 	case OPT_SAMPLE:
 		if (!strcmp(arg, "inuse"))
 			a->prof.sample = PPROF_INUSE;
@@ -451,8 +464,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				argp_error(
 					state,
 					"replay takes only FILE, --json, --events, --live, "
-					"--speed, --perfetto, --pprof, --folded, --sample, --from "
-					"and --to");
+					"--speed, --perfetto, --pprof, --folded, --html, --sample, "
+					"--from and --to");
 			if (a->live && a->events)
 				argp_error(state, "--live and --events do not go together");
 			if (a->perfetto && (a->live || a->events || a->json))
@@ -460,11 +473,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 						  "goes with none of --live, --events, --json");
 			if (a->speed && !a->live)
 				argp_error(state, "--speed goes with --live");
-			if ((a->pprof || a->folded) &&
+			if ((a->pprof || a->folded || a->html) &&
 			    (a->live || a->events || a->json || a->perfetto))
 				argp_error(state,
-					   "--pprof and --folded write OUT instead of a report: "
-					   "they go with none of --live, --events, --json, "
+					   "--pprof, --folded and --html write OUT instead of a "
+					   "report: they go with none of --live, --events, --json, "
 					   "--perfetto");
 			if ((a->sample_set || a->prof.from || a->prof.to) && !a->pprof &&
 			    !a->folded)
@@ -487,9 +500,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give either -p PID, -- CMD [ARGS...] or --watch");
 		if (a->live || a->speed || a->perfetto)
 			argp_error(state, "--live, --speed and --perfetto are for replay");
-		if (a->pprof || a->folded || a->sample_set || a->prof.from || a->prof.to)
+		if (a->pprof || a->folded || a->html || a->sample_set || a->prof.from || a->prof.to)
 			argp_error(state,
-				   "--pprof, --folded, --sample, --from and --to are for replay");
+				   "--pprof, --folded, --html, --sample, --from and --to are "
+				   "for replay");
 		if (a->mode == MODE_RECORD && !a->output)
 			argp_error(state, "record needs -o FILE");
 		if (!a->watch && a->output && tracedir__is_dir(a->output))
@@ -711,8 +725,27 @@ static int export_perfetto(const struct args *a, struct replay_result *r)
 	return 0;
 }
 
-/* replay --pprof, --folded: from the whole recording's model; no file
- * at all when the recording cannot be read */
+/* replay --html: the page of the whole recording, with its one analysis */
+static int export_html(const struct args *a, const struct model *m)
+{
+	struct findings *fs = findings__build(m);
+	const char *name = strrchr(a->input, '/');
+	char err[512];
+	int rc;
+
+	rc = html__write(m, fs, name ? name + 1 : a->input, a->html, err, sizeof(err));
+	findings__free(fs);
+	if (rc) {
+		fprintf(stderr, "gpumemtrace: %s\n", err);
+		return 1;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "gpumemtrace: wrote %s\n", a->html);
+	return 0;
+}
+
+/* replay --pprof, --folded, --html: from the whole recording's model; no
+ * file at all when the recording cannot be read */
 static int export_profiles(const struct args *a, struct model *m, struct replay_result *r)
 {
 	char err[512];
@@ -740,7 +773,7 @@ static int export_profiles(const struct args *a, struct model *m, struct replay_
 		if (!a->quiet)
 			fprintf(stderr, "gpumemtrace: wrote %s\n", out);
 	}
-	return 0;
+	return a->html ? export_html(a, m) : 0;
 }
 
 static int replay(const struct args *a)
@@ -760,7 +793,7 @@ static int replay(const struct args *a)
 		ret = export_perfetto(a, r);
 		goto out;
 	}
-	if (a->pprof || a->folded) {
+	if (a->pprof || a->folded || a->html) {
 		ret = export_profiles(a, m, r);
 		goto out;
 	}

@@ -732,6 +732,27 @@ int pprof__to(const struct model *m, const struct pprof_opts *o, int fd, bool fo
 	return rc ? -1 : 0;
 }
 
+int pprof__inuse(const struct model *m, void (*fn)(void *ctx, const struct pprof_stack *s),
+		 void *ctx)
+{
+	struct entries es = { 0 };
+	size_t i;
+
+	if (collect(m, PPROF_INUSE, m->start_ts, m->last_ts, &es)) {
+		free(es.v);
+		return -1;
+	}
+	for (i = 0; i < es.n; i++)
+		if (es.v[i].v[V_INUSE])
+			fn(ctx, &(struct pprof_stack){ .pid = es.v[i].p->pid,
+						       .stack_id = es.v[i].stack_id,
+						       .category = es.v[i].cat,
+						       .sampled = es.v[i].touch,
+						       .bytes = es.v[i].v[V_INUSE] });
+	free(es.v);
+	return 0;
+}
+
 int pprof__write(const struct model *m, const struct pprof_opts *o, const char *path, bool folded,
 		 char *err, size_t size)
 {

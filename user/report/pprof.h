@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "model/model.h"
 
 enum pprof_sample {
@@ -30,6 +31,17 @@ bool pprof__point_ok(const char *s);
  * symlink); folded: as folded text. 0, or -1 with err set and no file */
 int pprof__write(const struct model *m, const struct pprof_opts *o, const char *path, bool folded,
 		 char *err, size_t size);
+/* the in-use samples as --folded sums them (live at the end), one call of
+ * fn each, unsummed: the stack, the report's category, and whether it is a
+ * sampled first touch (an estimate); 0, or -1 out of memory */
+struct pprof_stack {
+	__u32 pid, stack_id;
+	const char *category;
+	bool sampled;
+	int64_t bytes;
+};
+int pprof__inuse(const struct model *m, void (*fn)(void *ctx, const struct pprof_stack *s),
+		 void *ctx);
 /* the same into fd, which it closes */
 int pprof__to(const struct model *m, const struct pprof_opts *o, int fd, bool folded, char *err,
 	      size_t size);

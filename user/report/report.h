@@ -15,6 +15,7 @@
  *   frames    report.c (text), report_json.c (JSON)
  *   exports   report_prom.c (Prometheus: the processes still running),
  *             perfetto.c (a timeline for ui.perfetto.dev)
+ *             html.c (one page: the JSON sections drawn by html_page.html)
  *   shared    report_data (names, figures and stacks every section uses)
  * Sections include report_data.h and report_sections.h, never a frame;
  * nothing here serves, schedules or analyses (the /metrics server: serve/). */

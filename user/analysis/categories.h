@@ -23,6 +23,8 @@ struct category {
 	char text[48]; /* "host heap (anonymous RSS)" */
 	enum cat_class cls;
 	bool device;		/* GPU device memory (API device, managed, VMM; VRAM) */
+	bool in_host;		/* device memory that is the host's RAM (lavapipe, an
+				 * integrated GPU): the host's RSS holds what is touched */
 	bool zero_before;	/* 0 before its first point (allocations), not unknown */
 	unsigned int api, kind; /* CAT_API, CAT_COUNT */
 	const struct series *s;

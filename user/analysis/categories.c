@@ -125,6 +125,11 @@ size_t categories__list(const struct model *m, const struct model_proc *p, struc
 	return n;
 }
 
+bool category__in_total(const struct category *c)
+{
+	return c->cls != CAT_COUNT && c->cls != CAT_DRIVER && !c->in_host;
+}
+
 bool category__level(const struct category *c, __u64 ts, double *v)
 {
 	__s64 x;

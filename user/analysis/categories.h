@@ -40,6 +40,11 @@ bool category__level(const struct category *c, __u64 ts, double *v);
 bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
 		     double level, double *limit, const char **what);
 
+/* whether its bytes count in the process's total: not a count, not a
+ * driver's own figure of bytes counted elsewhere, not a device's memory
+ * that is the host's RAM (in the host's RSS already) */
+bool category__in_total(const struct category *c);
+
 /* how much more the process's memory may grow: what its cgroups' limit
  * leaves it, or the host's available RAM, whichever is less; what: which
  * (category_cgroup_limit for the first); false when neither is known */

@@ -132,8 +132,7 @@ double judged__footprint(const struct judged *all, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER &&
-		    !all[i].c.in_host)
+		if (all[i].n && category__in_total(&all[i].c))
 			t += fabs(all[i].y[all[i].n - 1]);
 	return t;
 }

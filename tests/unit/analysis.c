@@ -250,6 +250,17 @@ static const struct finding *find_finding(const struct findings *fs, enum findin
 	return NULL;
 }
 
+/* request i at t: 8 MiB of Vulkan memory allocated, anonymous RSS up by
+ * touched of it (and some noise) */
+static void vk_request(struct model *m, double t, size_t i, __u64 touched)
+{
+	http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+	gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i, 8 << 20, 0, 0);
+	rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * touched + 4096 * (i % 3));
+	http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+}
+
 /* host memory that Vulkan allocations make on llvmpipe is counted once, as
  * Vulkan's; a PROT_NONE reservation holds none of a host leak */
 void test_findings_counted_once(void)
@@ -276,12 +287,7 @@ void test_findings_counted_once(void)
 	for (i = 0; i < 12; i++) {
 		double t = 3 + i;
 
-		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
-		gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i,
-			 8 << 20, 0, 0);
-		rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * (8ull << 20) + 4096 * (i % 3));
-		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
-		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+		vk_request(m, t, i, 8 << 20);
 
 		/* the other process: 16 MiB mapped of which 8 touched, 64 MiB
 		 * reserved, and an arena reserved of which 4 MiB made usable */
@@ -369,12 +375,7 @@ static struct model *device_model(unsigned int type, __u64 touched)
 	for (i = 0; i < 12; i++) {
 		double t = 3 + i;
 
-		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
-		gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i,
-			 8 << 20, 0, 0);
-		rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * touched + 4096 * (i % 3));
-		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
-		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+		vk_request(m, t, i, touched);
 	}
 	return m;
 }

@@ -533,6 +533,19 @@ struct gmt_gpu_device {
 	char driver[64]; /* library file name */
 	struct gmt_gpu_mem_type types[GMT_MAX_MEM_TYPES];
 	struct gmt_gpu_mem_heap heaps[GMT_MAX_MEM_HEAPS];
+	/* from here on, absent in records of before (hdr.len says) */
+	__u32 device_type; /* enum gmt_gpu_type */
+	__u32 pad;
+};
+
+/* what kind of device: VkPhysicalDeviceType + 1, so that 0 is "not said" */
+enum gmt_gpu_type {
+	GMT_GPU_TYPE_UNSAID = 0,
+	GMT_GPU_TYPE_OTHER = 1,
+	GMT_GPU_TYPE_INTEGRATED = 2, /* shares the host's RAM: Apple, APUs, iGPUs, Jetson */
+	GMT_GPU_TYPE_DISCRETE = 3,
+	GMT_GPU_TYPE_VIRTUAL = 4,
+	GMT_GPU_TYPE_CPU = 5, /* a driver on the CPU: lavapipe, llvmpipe */
 };
 
 enum gmt_bo_op {

@@ -13,7 +13,7 @@
  *
  * usage: gpumemtrace-vkinfo [--pid PID] ICD_LIBRARY
  * prints lines: device I VENDOR DEVICE NAME / type I FLAGS HEAP /
- * heap I SIZE FLAGS / func NAME DEV INO OFFSET / error TEXT */
+ * heap I SIZE FLAGS / devtype I VkPhysicalDeviceType / func NAME DEV INO OFFSET / error TEXT */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -310,6 +310,7 @@ int main(int argc, char **argv)
 		get_props(devs[i], &p);
 		get_mem(devs[i], &m);
 		printf("device %u %u %u %s\n", i, p.vendorID, p.deviceID, p.deviceName);
+		printf("devtype %u %u\n", i, (unsigned int)p.deviceType);
 		for (j = 0; j < m.memoryTypeCount; j++)
 			printf("type %u %u %u\n", j, m.memoryTypes[j].propertyFlags,
 			       m.memoryTypes[j].heapIndex);

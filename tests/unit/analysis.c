@@ -250,6 +250,17 @@ static const struct finding *find_finding(const struct findings *fs, enum findin
 	return NULL;
 }
 
+/* request i at t: 8 MiB of Vulkan memory allocated, anonymous RSS up by
+ * touched of it (and some noise) */
+static void vk_request(struct model *m, double t, size_t i, __u64 touched)
+{
+	http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+	gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i, 8 << 20, 0, 0);
+	rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * touched + 4096 * (i % 3));
+	http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+	http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+}
+
 /* host memory that Vulkan allocations make on llvmpipe is counted once, as
  * Vulkan's; a PROT_NONE reservation holds none of a host leak */
 void test_findings_counted_once(void)
@@ -276,12 +287,7 @@ void test_findings_counted_once(void)
 	for (i = 0; i < 12; i++) {
 		double t = 3 + i;
 
-		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
-		gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 0x100 + i,
-			 8 << 20, 0, 0);
-		rss_at(m, t + 0.3, (200ull << 20) + (i + 1) * (8ull << 20) + 4096 * (i % 3));
-		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
-		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+		vk_request(m, t, i, 8 << 20);
 
 		/* the other process: 16 MiB mapped of which 8 touched, 64 MiB
 		 * reserved, and an arena reserved of which 4 MiB made usable */
@@ -335,6 +341,135 @@ out:
 	findings__free(hs);
 	model__free(m);
 	model__free(h);
+}
+
+/* a model whose Vulkan device is of TYPE (GMT_GPU_TYPE_*; UNSAID: a record
+ * of before the type, of Mesa's vendor), 12 requests each allocating 8 MiB
+ * of Vulkan memory while anonymous RSS rises by TOUCHED of it; 1 GiB of
+ * RAM available */
+static struct model *device_model(unsigned int type, __u64 touched)
+{
+	struct model *m = model_of_run(2);
+	struct gmt_meminfo mi;
+	struct gmt_gpu_device d;
+	size_t i;
+
+	memset(&d, 0, sizeof(d));
+	event__init(&d.hdr, GMT_EV_GPU_DEVICE, sizeof(d), T(1), 100);
+	if (type == GMT_GPU_TYPE_UNSAID)
+		d.hdr.len = offsetof(struct gmt_gpu_device, device_type);
+	d.api = GMT_API_VK;
+	d.vendor_id = type == GMT_GPU_TYPE_UNSAID ? 0x10005 : 0x10de;
+	d.device_type = type;
+	snprintf(d.name, sizeof(d.name), "%s", type == GMT_GPU_TYPE_UNSAID ? "llvmpipe" : "GPU");
+	d.nr_types = d.nr_heaps = 1;
+	d.types[0] = (struct gmt_gpu_mem_type){ 1, 0 };
+	d.heaps[0] = (struct gmt_gpu_mem_heap){ 16ull << 30, 1, 0 };
+	model__add(m, &d.hdr);
+	memset(&mi, 0, sizeof(mi));
+	event__init(&mi.hdr, GMT_EV_MEMINFO, sizeof(mi), T(1.5), 0);
+	mi.total_kb = 4 << 20;
+	mi.available_kb = 1 << 20;
+	model__add(m, &mi.hdr);
+	rss_at(m, 2.9, 200ull << 20);
+	for (i = 0; i < 12; i++) {
+		double t = 3 + i;
+
+		vk_request(m, t, i, touched);
+	}
+	return m;
+}
+
+/* the bytes its E_LESS_VULKAN took off; 0 for none */
+static double less_vulkan(const struct finding *f)
+{
+	size_t k;
+
+	for (k = 0; f && k < f->nr_evidence; k++)
+		if (f->evidence[k].code == E_LESS_VULKAN)
+			return f->evidence[k].a.E_LESS_VULKAN.bytes;
+	return 0;
+}
+
+/* issue 38: a device's memory is the host's RAM where the device is a CPU or
+ * an integrated GPU (or, recorded without a type, Mesa's CPU driver), and is
+ * counted once, in the host's; a discrete device's stays apart, judged as
+ * before */
+void test_findings_unified_memory(void)
+{
+	static const struct {
+		unsigned int type;
+		__u64 touched;
+		bool host_ram;
+	} cases[] = {
+		{ GMT_GPU_TYPE_DISCRETE, 8 << 20, false },
+		{ GMT_GPU_TYPE_INTEGRATED, 8 << 20, true },
+		{ GMT_GPU_TYPE_CPU, 8 << 20, true },
+		{ GMT_GPU_TYPE_UNSAID, 8 << 20, true },
+		/* lavapipe's untouched allocations: RSS does not move */
+		{ GMT_GPU_TYPE_CPU, 0, true },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model *m = device_model(cases[i].type, cases[i].touched);
+		struct findings *fs = findings__build(m);
+		const struct model_proc *p = model__proc(m, 100);
+		const struct finding *host = find_finding(fs, F_STEADY, "host_anon");
+		const struct finding *leak = find_finding(fs, F_LEAK, "vulkan_device");
+		struct category cats[CAT_MAX];
+		size_t n = p ? categories__list(m, p, cats, CAT_MAX) : 0, k;
+		const char *what = NULL;
+		double limit = 0;
+		char *prom = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&prom, &len);
+
+		ASSERT_EQ(m->nr_devices, 1, "one device");
+		ASSERT_EQ(m->devices[0].memory == MODEL_DEVMEM_HOST_RAM, cases[i].host_ram,
+			  "the device's memory kind");
+		ASSERT_EQ(model__vk_host_ram(m), cases[i].host_ram,
+			  "Vulkan's memory is the host's");
+		ASSERT_TRUE(leak != NULL, "the Vulkan growth is Vulkan's, whatever the device");
+		for (k = 0; k < n; k++) {
+			if (strcmp(cats[k].name, "vulkan_device"))
+				continue;
+			ASSERT_EQ(cats[k].in_host, cases[i].host_ram, "counted in the host's");
+			ASSERT_TRUE(category__limit(m, p, &cats[k], 96 << 20, &limit, &what),
+				    "a limit");
+			if (cases[i].host_ram)
+				ASSERT_TRUE(!strcmp(what, "the host's available RAM") &&
+						    limit == (96 << 20) + (1ull << 30),
+					    "runs out where the host's RAM does");
+			else
+				ASSERT_TRUE(!strcmp(what, "the device-local heap") &&
+						    limit == 16ull << 30,
+					    "a discrete device's runs out at its heap");
+		}
+		if (cases[i].host_ram) {
+			/* the host heap less what Vulkan's change accounts for:
+			 * steady, never below where it started */
+			ASSERT_TRUE(host != NULL, "the host heap, counted once, is steady");
+			/* all 96 MiB where touched; of untouched, the RSS's noise */
+			ASSERT_TRUE(fabs(less_vulkan(host) - 12 * cases[i].touched) <= 8192,
+				    "says what was taken off: what RSS holds of it");
+			ASSERT_TRUE(!find_finding(fs, F_STEP, "host_anon"),
+				    "no step down for memory never touched");
+		} else {
+			ASSERT_TRUE(find_finding(fs, F_LEAK, "host_anon") != NULL,
+				    "a discrete device: the host heap's growth is its own");
+			ASSERT_TRUE(!host, "not steady");
+		}
+		if (ASSERT_TRUE(f != NULL, "memstream")) {
+			report__prometheus(f, m, fs);
+			fclose(f);
+			ASSERT_EQ(strstr(prom, "memory=\"host_ram\"") != NULL, cases[i].host_ram,
+				  "the metrics mark the bytes counted in the host's");
+		}
+		free(prom);
+		findings__free(fs);
+		model__free(m);
+	}
 }
 
 /* the leaky model: a leak, growth the API does not explain, and the failure

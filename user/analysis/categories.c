@@ -43,8 +43,11 @@ static const char *kind_key(unsigned int kind)
 	return kind < MODEL_KIND_NR ? keys[kind] : "memory";
 }
 
-static void api_categories(const struct model_proc *p, struct category *out, size_t *n, size_t max)
+static void api_categories(const struct model *m, const struct model_proc *p, struct category *out,
+			   size_t *n, size_t max)
 {
+	bool vk_host = model__vk_host_ram(m);
+
 	char name[32], text[48];
 	unsigned int a, k;
 
@@ -75,6 +78,8 @@ static void api_categories(const struct model_proc *p, struct category *out, siz
 			c->zero_before = true;
 			c->device = k == MODEL_KIND_DEVICE || k == MODEL_KIND_MANAGED ||
 				    k == MODEL_KIND_VMM_PHYS;
+			/* every Vulkan kind: host-visible memory is the host's too */
+			c->in_host = vk_host && a == MODEL_API_VK;
 		}
 }
 
@@ -95,7 +100,7 @@ size_t categories__list(const struct model *m, const struct model_proc *p, struc
 	next(out, &n, max, "host_file", "host file-backed RSS", CAT_HOST, &p->rss[MODEL_RSS_FILE]);
 	next(out, &n, max, "host_shmem", "host shared memory RSS", CAT_HOST,
 	     &p->rss[MODEL_RSS_SHMEM]);
-	api_categories(p, out, &n, max);
+	api_categories(m, p, out, &n, max);
 	for (i = 0; i < m->nr_bo_owners; i++) {
 		if (m->bo_owners[i].pid != p->pid)
 			continue;
@@ -118,6 +123,11 @@ size_t categories__list(const struct model *m, const struct model_proc *p, struc
 		      &p->nvml_used)))
 		c->device = true;
 	return n;
+}
+
+bool category__in_total(const struct category *c)
+{
+	return c->cls != CAT_COUNT && c->cls != CAT_DRIVER && !c->in_host;
 }
 
 bool category__level(const struct category *c, __u64 ts, double *v)
@@ -185,6 +195,20 @@ bool category__limit(const struct model *m, const struct model_proc *p, const st
 		*limit = level + room;
 		return true;
 	case CAT_API:
+		if (c->api == MODEL_API_VK && c->in_host) {
+			/* the device's memory is the host's: it runs out where the
+			 * host's RAM or the cgroup's limit does, or at its heap */
+			double heap;
+			bool host = category__host_room(m, p, &room, what);
+
+			if (vk_heap(m, true, &heap) && (!host || heap < level + room)) {
+				*limit = heap;
+				*what = "the device-local heap (the host's RAM)";
+				return true;
+			}
+			*limit = level + room;
+			return host;
+		}
 		if (c->api == MODEL_API_VK) {
 			*what = c->kind == MODEL_KIND_HOST ? "the host-memory heap" :
 							     "the device-local heap";

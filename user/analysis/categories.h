@@ -23,6 +23,8 @@ struct category {
 	char text[48]; /* "host heap (anonymous RSS)" */
 	enum cat_class cls;
 	bool device;		/* GPU device memory (API device, managed, VMM; VRAM) */
+	bool in_host;		/* device memory that is the host's RAM (lavapipe, an
+				 * integrated GPU): the host's RSS holds what is touched */
 	bool zero_before;	/* 0 before its first point (allocations), not unknown */
 	unsigned int api, kind; /* CAT_API, CAT_COUNT */
 	const struct series *s;
@@ -37,6 +39,11 @@ bool category__level(const struct category *c, __u64 ts, double *v);
  * what limits it; false when nothing in the stream says */
 bool category__limit(const struct model *m, const struct model_proc *p, const struct category *c,
 		     double level, double *limit, const char **what);
+
+/* whether its bytes count in the process's total: not a count, not a
+ * driver's own figure of bytes counted elsewhere, not a device's memory
+ * that is the host's RAM (in the host's RSS already) */
+bool category__in_total(const struct category *c);
 
 /* how much more the process's memory may grow: what its cgroups' limit
  * leaves it, or the host's available RAM, whichever is less; what: which

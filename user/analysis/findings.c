@@ -366,33 +366,34 @@ void findings__label_stacks(const struct model *m, struct finding_stack *s, size
 	}
 }
 
-/* a Vulkan device whose memory is host memory: Mesa's CPU drivers
- * (llvmpipe, lavapipe) allocate it with the host's allocator */
-static bool vk_memory_is_host(const struct model *m)
-{
-	const struct model_device *d = model__vk_device(m);
-
-	return d && (d->vendor_id == 0x10005 || strstr(d->name, "llvmpipe"));
-}
-
 /* host RSS that the GPU API's allocations made is counted once, as theirs:
- * the host level is judged less the Vulkan memory live at each point */
-static void host_less_vulkan(const struct model *m, struct judged *host, const struct judged *all,
-			     size_t n)
+ * where the device's memory is the host's RAM, the host heap is judged less
+ * the part of its change since the first point that the Vulkan memory's
+ * change can account for (as far as both moved the same way). Not all of
+ * the live Vulkan memory: RSS holds only the pages touched, and lavapipe's
+ * untouched allocations would leave the heap below zero. */
+static void host_less_vulkan(struct judged *host, const struct judged *all, size_t n)
 {
-	double v, sum;
+	double v, vk, vk0 = 0, d_vk, d_host, part;
 	size_t i, k;
 
-	if (!vk_memory_is_host(m) || strcmp(host->c.name, "host_anon"))
+	if (strcmp(host->c.name, "host_anon"))
 		return;
 	for (i = 0; i < host->n; i++) {
-		for (sum = 0, k = 0; k < n; k++)
-			if (all[k].c.cls == CAT_API && all[k].c.api == MODEL_API_VK &&
+		for (vk = 0, k = 0; k < n; k++)
+			if (all[k].c.cls == CAT_API && all[k].c.in_host &&
 			    category__level(&all[k].c, host->ts[i], &v))
-				sum += v;
-		host->y[i] -= sum;
+				vk += v;
+		if (!i)
+			vk0 = vk;
+		d_vk = vk - vk0;
+		d_host = host->y[i] - host->y[0];
+		part = d_vk > 0 && d_host > 0 ? fmin(d_vk, d_host) :
+		       d_vk < 0 && d_host < 0 ? fmax(d_vk, d_host) :
+						0;
 		if (i == host->n - 1)
-			host->gpu_part = sum;
+			host->gpu_part = part;
+		host->y[i] -= part;
 	}
 }
 
@@ -424,7 +425,7 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 	}
 	size = judged__footprint(all, n);
 	for (i = 0; i < n; i++) {
-		host_less_vulkan(m, &all[i], all, n);
+		host_less_vulkan(&all[i], all, n);
 		all[i].material = all[i].c.cls == CAT_COUNT ? MATERIAL_COUNT :
 							      material_of(m, p, &all[i], size);
 		judged__shape(&all[i]);

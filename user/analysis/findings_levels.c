@@ -124,14 +124,15 @@ void judged__shape(struct judged *j)
 	analyze__shape(j->y, j->n, j->material, &j->r);
 }
 
-/* the process's memory: every category that holds bytes, at its last level */
+/* the process's memory: every category that holds bytes, at its last level;
+ * a device's memory that is the host's RAM once, in the host's RSS */
 double judged__footprint(const struct judged *all, size_t n)
 {
 	double t = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (all[i].n && all[i].c.cls != CAT_COUNT && all[i].c.cls != CAT_DRIVER)
+		if (all[i].n && category__in_total(&all[i].c))
 			t += fabs(all[i].y[all[i].n - 1]);
 	return t;
 }

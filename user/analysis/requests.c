@@ -2,7 +2,9 @@
 /* Requests: owns the one rule for what a request did to memory, which both
  * reports' per-request table and the live view's panel use: each level at
  * its end less its level at its start (anonymous RSS, GPU API memory that
- * holds memory, VRAM and GTT buffers). */
+ * holds memory, VRAM and GTT buffers); the two added, a device's memory
+ * that is the host's RAM counted once, in the host's. */
+#include <stdint.h>
 #include <string.h>
 #include "requests.h"
 
@@ -35,9 +37,16 @@ void requests__delta(const struct model *m, const struct model_proc *p,
 	if (p->gpu) {
 		d->has_gpu = true;
 		for (a = 0; a < MODEL_API_NR; a++)
-			for (k = 0; k < MODEL_KIND_NR; k++)
-				if (model_gpu__holds_memory(k))
-					d->gpu += change(&p->gpu->st[a][k].series, from, to);
+			for (k = 0; k < MODEL_KIND_NR; k++) {
+				__s64 c;
+
+				if (!model_gpu__holds_memory(k))
+					continue;
+				c = change(&p->gpu->st[a][k].series, from, to);
+				d->gpu += c;
+				if (a == MODEL_API_VK && model__vk_host_ram(m))
+					d->gpu_in_host += c;
+			}
 	}
 	for (i = 0; i < m->nr_bo_owners; i++)
 		if (m->bo_owners[i].pid == p->pid) {
@@ -45,4 +54,13 @@ void requests__delta(const struct model *m, const struct model_proc *p,
 			d->vram = change(&m->bo_owners[i].vram, from, to);
 			d->gtt = change(&m->bo_owners[i].gtt, from, to);
 		}
+}
+
+__s64 requests__memory(const struct req_delta *d)
+{
+	__s64 apart;
+
+	if (__builtin_sub_overflow(d->gpu, d->gpu_in_host, &apart))
+		apart = d->gpu_in_host > 0 ? INT64_MIN : INT64_MAX;
+	return model__add_sat(d->anon, apart);
 }

@@ -12,6 +12,8 @@
 struct req_delta {
 	__s64 anon;	      /* host anonymous RSS */
 	__s64 gpu;	      /* GPU API memory of every API and kind that holds memory */
+	__s64 gpu_in_host;    /* of gpu: a device's that is the host's RAM (in anon
+			       * as far as it was touched): not to be added to anon */
 	__s64 vram, gtt;      /* the process's kernel buffers by placement */
 	bool has_gpu, has_bo; /* whether the process has any */
 };
@@ -20,5 +22,7 @@ struct req_delta {
 __u64 requests__end(const struct model *m, const struct model_request *r);
 void requests__delta(const struct model *m, const struct model_proc *p,
 		     const struct model_request *r, struct req_delta *d);
+/* what it did to the process's memory, host and GPU, each byte once */
+__s64 requests__memory(const struct req_delta *d);
 
 #endif

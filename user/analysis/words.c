@@ -856,8 +856,8 @@ static void say_E_LESS_VULKAN(struct words *w, const struct say_E_LESS_VULKAN *x
 	char a[32];
 
 	put(w,
-	    "judged less the Vulkan memory (%s at the end): on this device it is host "
-	    "memory, and is counted once, as Vulkan's",
+	    "judged less what the Vulkan memory's own change accounts for of it (%s at "
+	    "the end): this device's memory is the host's RAM, counted once, as Vulkan's",
 	    B(a, x->bytes));
 }
 

@@ -11,6 +11,8 @@
 /* the model's names number what the wire format numbers the same way: the
  * one place that says so (model.h) */
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " is " #b)
+SAME(MODEL_GPU_TYPE_INTEGRATED, GMT_GPU_TYPE_INTEGRATED);
+SAME(MODEL_GPU_TYPE_CPU, GMT_GPU_TYPE_CPU);
 SAME(MODEL_COMM_LEN, GMT_COMM_LEN);
 SAME(MODEL_PATH_LEN, GMT_PATH_LEN);
 SAME(MODEL_POD_NAME_LEN, GMT_POD_NAME_LEN);
@@ -1086,6 +1088,37 @@ static void on_device(struct model *m, const struct gmt_gpu_device *e)
 		d->heaps[i].size = e->heaps[i].size;
 		d->heaps[i].flags = e->heaps[i].flags;
 	}
+	/* recorded before the type was */
+	if (e->hdr.len >= offsetof(struct gmt_gpu_device, device_type) + sizeof(e->device_type))
+		d->type =
+			e->device_type < MODEL_GPU_TYPE_NR ? e->device_type : MODEL_GPU_TYPE_OTHER;
+	d->memory = model__device_memory(d);
+}
+
+enum model_devmem model__device_memory(const struct model_device *d)
+{
+	if (d->type == MODEL_GPU_TYPE_CPU || d->type == MODEL_GPU_TYPE_INTEGRATED)
+		return MODEL_DEVMEM_HOST_RAM;
+	/* Mesa's CPU drivers (lavapipe: vendor 0x10005, llvmpipe) */
+	if (d->type == MODEL_GPU_TYPE_UNSAID && d->api == MODEL_API_VK &&
+	    (d->vendor_id == 0x10005 || strstr(d->name, "llvmpipe")))
+		return MODEL_DEVMEM_HOST_RAM;
+	return MODEL_DEVMEM_SEPARATE;
+}
+
+bool model__vk_host_ram(const struct model *m)
+{
+	const struct model_device *d = model__vk_device(m);
+
+	return d && d->memory == MODEL_DEVMEM_HOST_RAM;
+}
+
+const char *model__gpu_type_name(enum model_gpu_type t)
+{
+	static const char *const names[MODEL_GPU_TYPE_NR] = { NULL,	  "other",   "integrated",
+							      "discrete", "virtual", "cpu" };
+
+	return t < MODEL_GPU_TYPE_NR ? names[t] : NULL;
 }
 
 const struct model_device *model__vk_device(const struct model *m)

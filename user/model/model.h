@@ -151,11 +151,28 @@ struct model_nvml {
 
 #define MODEL_MEM_TYPES 32
 #define MODEL_MEM_HEAPS 16
+/* what kind of device (VkPhysicalDeviceType + 1; 0: not said) */
+enum model_gpu_type {
+	MODEL_GPU_TYPE_UNSAID,
+	MODEL_GPU_TYPE_OTHER,
+	MODEL_GPU_TYPE_INTEGRATED,
+	MODEL_GPU_TYPE_DISCRETE,
+	MODEL_GPU_TYPE_VIRTUAL,
+	MODEL_GPU_TYPE_CPU,
+	MODEL_GPU_TYPE_NR
+};
+
+/* where a device's device-local memory is: its own (VRAM, HBM), or the
+ * host's RAM, which the process's RSS and its cgroup already count */
+enum model_devmem { MODEL_DEVMEM_SEPARATE, MODEL_DEVMEM_HOST_RAM };
+
 /* what a driver said of a device's memory */
 struct model_device {
 	enum model_api api;
 	__u32 index; /* physical device index in the driver */
 	__u32 vendor_id, device_id;
+	enum model_gpu_type type;
+	enum model_devmem memory; /* model__device_memory's rule */
 	__u32 nr_types, nr_heaps;
 	char name[64];
 	char driver[64]; /* library file name */
@@ -671,6 +688,14 @@ __s64 series__peak(const struct series *s);
 unsigned int model__vk_kind(const struct model *m, __u32 mem_type);
 /* the one Vulkan device the drivers reported; NULL for none or several */
 const struct model_device *model__vk_device(const struct model *m);
+/* whether the device's device-local memory is the host's RAM: a CPU or an
+ * integrated device (recorded without a type: Mesa's CPU drivers by vendor
+ * and name); otherwise separate */
+enum model_devmem model__device_memory(const struct model_device *d);
+/* the process's Vulkan memory is the host's RAM: the one Vulkan device is */
+bool model__vk_host_ram(const struct model *m);
+/* "integrated", "discrete", "cpu", ...; NULL for not said */
+const char *model__gpu_type_name(enum model_gpu_type t);
 /* GPU calls: model_gpu.c */
 void model_gpu__free(struct model_gpu *g);
 /* whether live bytes of a kind are memory (not a view, a reservation or a graph) */

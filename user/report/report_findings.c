@@ -314,7 +314,7 @@ struct json_object *request_memory_json(const struct model *m, const struct mode
 #define MAX_INTERVALS 1000
 
 /* every category's level at each sampling interval (evenly spread over the
- * run when it had more than MAX_INTERVALS) */
+ * run when it had more than MAX_INTERVALS), and their total, each byte once */
 struct json_object *memory_by_interval_json(const struct model *m, const struct model_proc *p)
 {
 	struct category cats[CAT_MAX];
@@ -335,9 +335,17 @@ struct json_object *memory_by_interval_json(const struct model *m, const struct 
 		__u64 ts = from + i * step < to ? from + i * step : to;
 		struct json_object *o = json_object_new_object();
 
+		double total = 0;
+
 		add(o, "t_s", num(model__secs(m, ts)));
-		for (k = 0; k < n; k++)
-			add(o, cats[k].name, category__level(&cats[k], ts, &v) ? numq(v) : NULL);
+		for (k = 0; k < n; k++) {
+			bool known = category__level(&cats[k], ts, &v);
+
+			add(o, cats[k].name, known ? numq(v) : NULL);
+			if (known && category__in_total(&cats[k]))
+				total += v;
+		}
+		add(o, "total_bytes", numq(total));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -101,6 +101,19 @@ static const char *result_text(char *buf, size_t size, unsigned int api, int res
 	return buf;
 }
 
+/* why a device's memory is the host's */
+static const char *devmem_why(const struct model_device *d)
+{
+	switch (d->type) {
+	case MODEL_GPU_TYPE_INTEGRATED:
+		return "an integrated GPU";
+	case MODEL_GPU_TYPE_CPU:
+		return "a device on the CPU";
+	default:
+		return "Mesa's CPU driver";
+	}
+}
+
 void print_gpu_devices(FILE *out, const struct model *m)
 {
 	char a[32], f[160];
@@ -115,6 +128,11 @@ void print_gpu_devices(FILE *out, const struct model *m)
 
 		fprintf(out, "  %s device %u: %s (driver %s)\n", gpufuncs__api_name(d->api),
 			d->index, d->name, d->driver);
+		if (d->memory == MODEL_DEVMEM_HOST_RAM)
+			fprintf(out,
+				"    device memory is the host's RAM (%s): counted once, in the "
+				"host's RSS (anonymous) and its cgroup\n",
+				devmem_why(d));
 		for (j = 0; j < d->nr_heaps; j++)
 			fprintf(out, "    heap %u: %s%s\n", j, B(a, d->heaps[j].size),
 				d->heaps[j].flags & 1 ? ", device-local" : "");
@@ -280,6 +298,9 @@ struct json_object *gpu_devices_json(const struct model *m)
 		add(o, "driver", str(d->driver));
 		add(o, "vendor_id", u64(d->vendor_id));
 		add(o, "device_id", u64(d->device_id));
+		add(o, "device_type",
+		    model__gpu_type_name(d->type) ? str(model__gpu_type_name(d->type)) : NULL);
+		add(o, "memory", str(d->memory == MODEL_DEVMEM_HOST_RAM ? "host_ram" : "separate"));
 		for (j = 0; j < d->nr_types; j++) {
 			struct json_object *x = json_object_new_object();
 

@@ -97,7 +97,9 @@ static void memory(FILE *out, const struct model *m, struct model_proc **live, s
 		for (k = 0; k < nc; k++) {
 			if (cats[k].cls == CAT_COUNT || !category__level(&cats[k], m->last_ts, &v))
 				continue;
-			snprintf(extra, sizeof(extra), "category=\"%.31s\"", cats[k].name);
+			/* a device's memory that is the host's RAM: also in host_anon */
+			snprintf(extra, sizeof(extra), "category=\"%.31s\"%s", cats[k].name,
+				 cats[k].in_host ? ",memory=\"host_ram\"" : "");
 			sample(out, "memory_bytes", live[i], extra, v);
 		}
 	}
@@ -124,7 +126,7 @@ static void roles(FILE *out, const struct model *m, struct model_proc **live, si
 	}
 }
 
-static void gpu(FILE *out, struct model_proc **live, size_t n)
+static void gpu(FILE *out, const struct model *m, struct model_proc **live, size_t n)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -156,8 +158,11 @@ static void gpu(FILE *out, struct model_proc **live, size_t n)
 
 					if (!st->allocs && !st->failed)
 						continue;
-					snprintf(extra, sizeof(extra), "api=\"%s\",kind=\"%s\"",
-						 gpufuncs__api_name(a), gpufuncs__kind_name(k));
+					snprintf(extra, sizeof(extra), "api=\"%s\",kind=\"%s\"%s",
+						 gpufuncs__api_name(a), gpufuncs__kind_name(k),
+						 a == MODEL_API_VK && model__vk_host_ram(m) ?
+							 ",memory=\"host_ram\"" :
+							 "");
 					sample(out, metrics[j].name, live[i], extra, v[j]);
 				}
 		}
@@ -376,7 +381,7 @@ void report__prometheus(FILE *out, const struct model *m, const struct findings 
 			(unsigned long long)m->lost[i]);
 	memory(out, m, live, n);
 	roles(out, m, live, n);
-	gpu(out, live, n);
+	gpu(out, m, live, n);
 	kernel_buffers(out, m, live, n);
 	requests(out, live, n);
 	head(out, "llama_decode_calls_total", "counter",

@@ -561,6 +561,10 @@ static const char *parse_answer(struct gpulib *g, struct pending *d, char *why, 
 			   i < GMT_MAX_MEM_TYPES && dev.hdr.type) {
 			dev.types[i] = (struct gmt_gpu_mem_type){ j, k };
 			dev.nr_types = i + 1;
+		} else if (sscanf(line, "devtype %u %u", &i, &j) == 2 && i == dev.index &&
+			   dev.hdr.type) {
+			/* VkPhysicalDeviceType, one up: 0 is "not said" */
+			dev.device_type = j <= 4 ? j + 1 : GMT_GPU_TYPE_OTHER; /* 4: CPU */
 		} else if (sscanf(line, "heap %u %llu %u", &i, &a, &j) == 3 &&
 			   i < GMT_MAX_MEM_HEAPS && dev.hdr.type) {
 			dev.heaps[i] = (struct gmt_gpu_mem_heap){ a, j, 0 };

@@ -333,6 +333,8 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "driver", strn(g->driver, sizeof(g->driver)));
 		add(o, "memory_types", u64(g->nr_types));
 		add(o, "heaps", u64(g->nr_heaps));
+		if (g->hdr.len >= sizeof(*g)) /* recorded before it was */
+			add(o, "device_type", u64(g->device_type));
 		break;
 	}
 	}

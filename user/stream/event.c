@@ -28,7 +28,8 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_STACK] = { "stack", sizeof(struct gmt_stack) },
 	[GMT_EV_END] = { "end", sizeof(struct gmt_end) },
 	[GMT_EV_GPU_CALL] = { "gpu_call", sizeof(struct gmt_gpu_call) },
-	[GMT_EV_GPU_DEVICE] = { "gpu_device", sizeof(struct gmt_gpu_device) },
+	[GMT_EV_GPU_DEVICE] = { "gpu_device",
+				offsetof(struct gmt_gpu_device, device_type) }, /* older: no type */
 	[GMT_EV_BO] = { "bo", sizeof(struct gmt_bo) },
 	[GMT_EV_DRM_FDINFO] = { "drm_fdinfo", sizeof(struct gmt_drm_fdinfo) },
 	[GMT_EV_HTTP] = { "http", sizeof(struct gmt_http) },

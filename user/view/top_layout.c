@@ -345,14 +345,14 @@ static void memory(struct screen *s, const struct model *m, const struct top_sta
 }
 
 /* what a request did to memory: host anon and GPU API bytes together, as
- * the report's table has them */
+ * the report's table has them (a host-RAM device's bytes once, in anon) */
 static double request_delta(const struct model *m, const struct model_proc *p,
 			    const struct model_request *r)
 {
 	struct req_delta d;
 
 	requests__delta(m, p, r, &d);
-	return (double)d.anon + d.gpu;
+	return (double)requests__memory(&d);
 }
 
 struct req_row {

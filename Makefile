@@ -288,6 +288,9 @@ test: deps e2e-deps llama-server
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
 		$(OUTPUT)/tests/fuzz-http $(OUTPUT)/tests/fuzz-timings
+ifeq ($(HOST_ARCH),x86)
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all
+endif
 	$(Q)tools/package.sh >/dev/null || echo "the Debian package did not build: tests/package.sh says why"
 	$(Q)tests/run.sh
 

@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'echo "# boot.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 mkdir -p "$tmp"/initrd/{bin,proc,sys,dev,tmp}
 out=$root/.output busybox=/bin/busybox bin=$root
-if [ "${ARCH:-x86}" = arm64 ]; then
+if [ "${ARCH:-x86}" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then
 	out=$root/.output/arm64 bin=$root/.output/arm64
 	busybox=$("$root/tools/arm64-sysroot.sh")/bin/busybox
 fi

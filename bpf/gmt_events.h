@@ -158,9 +158,18 @@ struct gmt_proc_env {
  * record carries the frames found. Never recorded to a file, and never
  * taken once a request (whose bytes a stack could hold) has been read. */
 #define GMT_USTACK_BYTES 61440 /* the most a record holds; see bench/results.md */
-#define GMT_USTACK_REGS                                                          \
-	17 /* x86-64 DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip \
-	    */
+/* The registers in the architecture's DWARF numbering, so their count is
+ * the architecture's: a USTACK record never goes to files (it is unwound as
+ * it arrives), so the tracer and its BPF agree and no file format changes. */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+#define GMT_USTACK_REGS 33 /* x0-x30 (x29 frame pointer, x30 link register), sp, pc */
+#define GMT_USTACK_SP 31
+#define GMT_USTACK_PC 32
+#else
+#define GMT_USTACK_REGS 17 /* x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+#define GMT_USTACK_SP 7
+#define GMT_USTACK_PC 16
+#endif
 struct gmt_ustack {
 	struct gmt_hdr hdr;
 	__u64 regs[GMT_USTACK_REGS];

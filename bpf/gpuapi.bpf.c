@@ -229,7 +229,7 @@ static __always_inline void fill(struct gmt_gpu_call *e, struct gpu_frame *f, __
  * call frame information where frame pointers stop short */
 static __always_inline void send_ustack(struct pt_regs *ctx)
 {
-#if defined(__TARGET_ARCH_x86)
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
 	struct gmt_ustack *u;
 	__u64 sp = PT_REGS_SP(ctx);
 	__u32 n, i;
@@ -237,6 +237,7 @@ static __always_inline void send_ustack(struct pt_regs *ctx)
 	u = gmt_reserve(sizeof(*u), GMT_EV_USTACK, GMT_SRC_GPU);
 	if (!u)
 		return;
+#if defined(__TARGET_ARCH_x86)
 	u->regs[0] = ctx->ax;
 	u->regs[1] = ctx->dx;
 	u->regs[2] = ctx->cx;
@@ -244,7 +245,6 @@ static __always_inline void send_ustack(struct pt_regs *ctx)
 	u->regs[4] = ctx->si;
 	u->regs[5] = ctx->di;
 	u->regs[6] = ctx->bp;
-	u->regs[7] = sp;
 	u->regs[8] = ctx->r8;
 	u->regs[9] = ctx->r9;
 	u->regs[10] = ctx->r10;
@@ -253,7 +253,14 @@ static __always_inline void send_ustack(struct pt_regs *ctx)
 	u->regs[13] = ctx->r13;
 	u->regs[14] = ctx->r14;
 	u->regs[15] = ctx->r15;
-	u->regs[16] = ctx->ip;
+#else
+		/* x0-x30: a constant offset each, as context reads must be */
+#pragma clang loop unroll(full)
+	for (i = 0; i < 31; i++)
+		u->regs[i] = ctx->regs[i];
+#endif
+	u->regs[GMT_USTACK_SP] = sp;
+	u->regs[GMT_USTACK_PC] = PT_REGS_IP(ctx);
 	u->pad = 0;
 	/* page by page, up to the stack's top: a read past it fails whole */
 	n = 4096 - (sp & 4095);

@@ -126,24 +126,47 @@ static __always_inline __u32 inode_fd_class(struct inode *inode)
 /* faults between sampled first touches, on average; 0: none taken */
 GMT_SHARED const volatile __u32 touch_period;
 
-static long vma_anon(struct task_struct *task, struct vm_area_struct *vma, void *data)
+/* a fault's VMA, in the class counted and whether a touch there is the
+ * heap's (anonymous, not a device's) */
+struct fault_vma {
+	__u32 cls;
+	bool anon;
+};
+
+/* read through probes: at fexit with VM_FAULT_COMPLETED the VMA lock is
+ * dropped */
+static __always_inline void class_of(struct vm_area_struct *vma, struct fault_vma *f)
 {
-	*(bool *)data = !BPF_CORE_READ(vma, vm_file) &&
-			!(BPF_CORE_READ(vma, vm_flags) & (VM_IO | VM_PFNMAP));
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	__u64 vm_flags = BPF_CORE_READ(vma, vm_flags);
+
+	f->anon = !file && !(vm_flags & (VM_IO | VM_PFNMAP));
+	if (vm_flags & (VM_IO | VM_PFNMAP))
+		f->cls = GMT_FAULT_DEVICE;
+	else if (!file)
+		f->cls = GMT_FAULT_ANON;
+	else if (inode_fd_class(BPF_CORE_READ(file, f_inode)) == GMT_FD_DEVICE)
+		f->cls = GMT_FAULT_DEVICE;
+	else
+		f->cls = GMT_FAULT_FILE;
+}
+
+static long vma_class(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	class_of(vma, data);
 	return 0;
 }
 
 /* the thread's registers and redacted stack, then the touch: user space
- * unwinds the one into the other's stack */
-static __always_inline void send_touch(void *ctx, __u32 tgid, __u64 address, struct pt_regs *regs,
-				       struct ustack_scratch *s)
+ * unwinds the one into the other's stack. The caller knows the address is
+ * in anonymous memory. */
+static __always_inline void send_anon_touch(void *ctx, __u32 tgid, __u64 address,
+					    struct pt_regs *regs, struct ustack_scratch *s)
 {
 	struct gmt_touch *t;
-	bool anon = false;
 	long k;
 
-	if (bpf_find_vma(bpf_get_current_task_btf(), address, vma_anon, &anon, 0) || !anon ||
-	    !send_redacted(regs, tgid, s, GMT_SRC_FAULT))
+	if (!send_redacted(regs, tgid, s, GMT_SRC_FAULT))
 		return;
 	t = gmt_reserve(sizeof(*t) + GMT_MAX_STACK * sizeof(__u64), GMT_EV_TOUCH, GMT_SRC_FAULT);
 	if (!t)
@@ -157,13 +180,37 @@ static __always_inline void send_touch(void *ctx, __u32 tgid, __u64 address, str
 	gmt_submit(t);
 }
 
+static __always_inline void send_touch(void *ctx, __u32 tgid, __u64 address, struct pt_regs *regs,
+				       struct ustack_scratch *s)
+{
+	struct fault_vma f = {};
+
+	if (!bpf_find_vma(bpf_get_current_task_btf(), address, vma_class, &f, 0) && f.anon)
+		send_anon_touch(ctx, tgid, address, regs, s);
+}
+
+/* the scratch when this fault is the one in about touch_period sampled (a
+ * random gap: no beat with a loop's), else NULL */
+static __always_inline struct ustack_scratch *touch_due(void)
+{
+	struct ustack_scratch *s;
+	__u32 zero = 0;
+
+	if (!touch_period || !(s = bpf_map_lookup_elem(&ustack_scratch, &zero)))
+		return NULL;
+	if (--s->countdown > 0)
+		return NULL;
+	s->countdown = 1 + bpf_get_prandom_u32() % (2 * touch_period - 1);
+	return s;
+}
+
 /* x86 only: every user-mode page fault, counted; about one not-present
- * fault in touch_period sampled (a random gap: no beat with a loop's) */
+ * fault in touch_period sampled */
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(tp_page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gmt_fault_counts *c;
 	struct ustack_scratch *s;
 
@@ -172,12 +219,8 @@ int BPF_PROG(tp_page_fault_user, unsigned long address, struct pt_regs *regs,
 	c = fault_slot(tgid);
 	if (c)
 		c->total++;
-	if (!touch_period || (error_code & 1) || !(s = bpf_map_lookup_elem(&ustack_scratch, &zero)))
-		return 0;
-	if (--s->countdown > 0)
-		return 0;
-	s->countdown = 1 + bpf_get_prandom_u32() % (2 * touch_period - 1);
-	send_touch(ctx, tgid, address, regs, s);
+	if (!(error_code & 1) && (s = touch_due()))
+		send_touch(ctx, tgid, address, regs, s);
 	return 0;
 }
 
@@ -189,17 +232,52 @@ SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(tp_page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ustack_scratch *s;
 
-	if (!touch_period || (error_code & 1) || address >= (1ull << 47) || !gmt_is_target(tgid) ||
-	    !(s = bpf_map_lookup_elem(&ustack_scratch, &zero)))
+	if ((error_code & 1) || address >= (1ull << 47) || !gmt_is_target(tgid) ||
+	    !(s = touch_due()))
 		return 0;
-	if (--s->countdown > 0)
-		return 0;
-	s->countdown = 1 + bpf_get_prandom_u32() % (2 * touch_period - 1);
 	send_touch(ctx, tgid, address,
 		   (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), s);
+	return 0;
+}
+
+/* Where exceptions:page_fault_user is missing (arm64): the page-fault
+ * software event, one on each CPU, every fault (sample_period 1). It fires
+ * in the fault handler before the mmap lock is taken and with interrupts
+ * on, so the VMA is looked up here: faults are classed at the fault (a
+ * retried one twice), and a touch samples any fault in anonymous memory,
+ * since the event does not say whether the page was absent (a write after
+ * a read of a fresh page, copy-on-write: sampled too). Kernel-mode faults
+ * on user memory (read(2) into a fresh buffer) are sampled, not counted. */
+SEC("perf_event")
+int pe_page_fault(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fault_vma f = { .cls = GMT_FAULT_OTHER };
+	struct gmt_fault_counts *c;
+	struct ustack_scratch *s;
+	bool user;
+
+	if (!gmt_is_target(tgid))
+		return 0;
+		/* whole words: the context is read 8 bytes at a time */
+#if defined(__TARGET_ARCH_arm64)
+	user = (*(volatile __u64 *)&ctx->regs.pstate & 0xf) == 0; /* PSR_MODE_EL0t */
+#else
+	user = (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
+#endif
+	if (bpf_find_vma(task, ctx->addr, vma_class, &f, 0))
+		f.cls = GMT_FAULT_OTHER;
+	if (user && (c = fault_slot(tgid))) {
+		c->total++;
+		if (f.cls < GMT_FAULT_OTHER)
+			c->cls[f.cls]++;
+	}
+	if (f.anon && (s = touch_due()))
+		send_anon_touch(ctx, tgid, ctx->addr, (struct pt_regs *)bpf_task_pt_regs(task), s);
 	return 0;
 }
 
@@ -213,26 +291,14 @@ int BPF_PROG(fexit_handle_mm_fault, struct vm_area_struct *vma, unsigned long ad
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gmt_fault_counts *c;
-	struct file *file;
-	__u64 vm_flags;
-	__u32 cls;
+	struct fault_vma f;
 
 	if (!(flags & FAULT_FLAG_USER) || (ret & VM_FAULT_RETRY) || !gmt_is_target(tgid))
 		return 0;
-	/* read through probes: with VM_FAULT_COMPLETED the VMA lock is dropped */
-	file = BPF_CORE_READ(vma, vm_file);
-	vm_flags = BPF_CORE_READ(vma, vm_flags);
-	if (vm_flags & (VM_IO | VM_PFNMAP))
-		cls = GMT_FAULT_DEVICE;
-	else if (!file)
-		cls = GMT_FAULT_ANON;
-	else if (inode_fd_class(BPF_CORE_READ(file, f_inode)) == GMT_FD_DEVICE)
-		cls = GMT_FAULT_DEVICE;
-	else
-		cls = GMT_FAULT_FILE;
+	class_of(vma, &f);
 	c = fault_slot(tgid);
-	if (c && cls < GMT_FAULT_OTHER)
-		c->cls[cls]++;
+	if (c && f.cls < GMT_FAULT_OTHER)
+		c->cls[f.cls]++;
 	return 0;
 }
 

@@ -24,6 +24,7 @@ GMT_SHARED struct {
 struct ustack_scratch {
 	__s64 countdown;
 	__u64 w[GMT_TOUCH_BYTES / 8];
+	__u64 regs[32]; /* arm64's x0-x30, redacted in a loop */
 };
 
 GMT_SHARED struct {
@@ -86,13 +87,26 @@ static __attribute__((unused)) long redact_words(__u64 i, void *arg)
 
 #define KEEP(x, v) (keep_word(x, v) ? (v) : 0)
 
+#if defined(__TARGET_ARCH_arm64)
+/* arm64's 31 general registers (x30, the link register, like any word) */
+static long redact_regs(__u64 i, void *arg)
+{
+	struct redact *x = arg;
+	__u32 at = i & 31;
+
+	if (at < 31 && !keep_word(x, x->w[at]))
+		x->w[at] = 0;
+	return 0;
+}
+#endif
+
 /* regs' stack, redacted, as a USTACK record of GMT_TOUCH_BYTES: the record
  * that follows from this thread is the one it belongs to. False when tgid's
  * code is not known yet or the ring buffer is full. */
 static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 					  struct ustack_scratch *s, __u32 src)
 {
-#if defined(__TARGET_ARCH_x86)
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
 	const struct gmt_code_ranges *code = bpf_map_lookup_elem(&code_ranges, &tgid);
 	struct redact x = { .w = s->w, .code = code };
 	struct gmt_ustack *u;
@@ -100,7 +114,7 @@ static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 
 	if (!code)
 		return false;
-	x.sp = regs->sp;
+	x.sp = PT_REGS_SP(regs);
 	/* page by page, up to the stack's top: a read past it fails whole */
 	n = 4096 - (x.sp & 4095);
 	if (n > 4096 || bpf_probe_read_user(s->w, n, (void *)x.sp))
@@ -116,6 +130,7 @@ static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 	u = gmt_reserve(offsetof(struct gmt_ustack, data) + GMT_TOUCH_BYTES, GMT_EV_USTACK, src);
 	if (!u)
 		return false;
+#if defined(__TARGET_ARCH_x86)
 	u->regs[0] = KEEP(&x, regs->ax);
 	u->regs[1] = KEEP(&x, regs->dx);
 	u->regs[2] = KEEP(&x, regs->cx);
@@ -123,7 +138,6 @@ static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 	u->regs[4] = KEEP(&x, regs->si);
 	u->regs[5] = KEEP(&x, regs->di);
 	u->regs[6] = KEEP(&x, regs->bp);
-	u->regs[7] = x.sp;
 	u->regs[8] = KEEP(&x, regs->r8);
 	u->regs[9] = KEEP(&x, regs->r9);
 	u->regs[10] = KEEP(&x, regs->r10);
@@ -132,7 +146,17 @@ static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 	u->regs[13] = KEEP(&x, regs->r13);
 	u->regs[14] = KEEP(&x, regs->r14);
 	u->regs[15] = KEEP(&x, regs->r15);
-	u->regs[16] = regs->ip;
+#else
+		/* copied whole (a constant offset each), redacted in the scratch */
+#pragma clang loop unroll(full)
+	for (i = 0; i < 31; i++)
+		s->regs[i] = regs->regs[i];
+	x.w = s->regs;
+	bpf_loop(31, redact_regs, &x, 0);
+	bpf_probe_read_kernel(u->regs, 31 * sizeof(__u64), s->regs);
+#endif
+	u->regs[GMT_USTACK_SP] = x.sp;
+	u->regs[GMT_USTACK_PC] = PT_REGS_IP(regs);
 	u->size = n;
 	u->pad = 0;
 	bpf_probe_read_kernel(u->data, GMT_TOUCH_BYTES, s->w);

@@ -158,3 +158,44 @@ test_vm_ttm_6_1() {
 test_vm_ttm_6_12() {
 	vm_ttm_check 6.12
 }
+
+# arm64 (issue 38): no exceptions:page_fault_user there, so the page-fault
+# software event takes faults: it attaches on Debian's arm64 6.1 and 6.12,
+# says so in .probes[], classes the faults, and its sampled first touches
+# stand for the 128 MiB the workload touched, with stacks to grow_step
+arm64_touch_check() {
+	need_root
+	local version=$1 kernel r=$T/r.json touched
+	kernel=$(ARCH=arm64 "$ROOT/tests/vm/kernel.sh" "$version") || return 1
+	cat >"$T/guest.sh" <<'GUEST'
+gpumemtrace --json -i 0.2 -- workload --steps 8 --step-mib 16 --out /tmp/wl.json >/tmp/r.json 2>/tmp/err
+echo "=== rc $?"
+sed 's/^/# guest: /' /tmp/err | tail -5
+echo "=== report"
+cat /tmp/r.json
+GUEST
+	ARCH=arm64 "$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
+	expect 'grep -q "^=== rc 0" "$T/console"' "gpumemtrace ran in the guest: $(head -c 600 "$T/console")" ||
+		return 1
+	sed -n '/^=== report/,/^=== end/p' "$T/console" | sed '1d;$d' >"$r"
+	expect '[ "$(jqr ".probes[] | select(.name == \"perf:page-faults\") | .status" "$r")" = attached ]' \
+		"perf:page-faults took faults on arm64 $version: $(jq -c '[.probes[] | select(.name | test("fault"))]' "$r")" ||
+		return 1
+	expect '[ "$(jqr .processes[0].page_faults.classified "$r")" = true ] &&
+		(( $(jqr .processes[0].page_faults.anon.total "$r") >= 32768 ))' \
+		"faults classed: $(jq -c .processes[0].page_faults "$r")" || return 1
+	touched=$(jqr .processes[0].mappings.first_touched_bytes "$r")
+	expect '(( touched >= 96 * MIB && touched <= 160 * MIB ))' \
+		"first touches stand for $touched bytes; the workload touched 128 MiB" || return 1
+	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0].stacks[0] |
+		.sampled and (.stack | map(.symbol) | index(\"grow_step\"))" "$r" >/dev/null' \
+		"first touches in grow_step: $(jq -c '[.findings[] | select(.category == "host_anon")][0].stacks[0] | [.sampled, [.stack[].symbol]]' "$r")"
+}
+
+test_arm64_first_touches_6_1() {
+	arm64_touch_check 6.1
+}
+
+test_arm64_first_touches_6_12() {
+	arm64_touch_check 6.12
+}

@@ -9,8 +9,12 @@ DUMP: the USTACK records as gpumemtrace read them; MAPS: the target's
 in the thread's stack (16 MiB above its stack pointer) or in an executable
 mapping, SECRET must appear nowhere, and each slice must keep some code
 address (an unwinder's return addresses). Prints a summary; exits 1 if not."""
+import platform
 import struct
 import sys
+
+# gmt_events.h's GMT_USTACK_REGS, GMT_USTACK_SP and GMT_USTACK_PC here
+NREGS, SP, PC = (33, 31, 32) if platform.machine() == "aarch64" else (17, 7, 16)
 
 dump, maps, secret = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3].encode()
 code = []
@@ -27,13 +31,13 @@ while off + 24 <= len(dump):
     ts, pid, tid, typ, ln, cpu = struct.unpack_from("<QIIHHI", dump, off)
     rec = dump[off:off + ln]
     off += ln
-    regs = struct.unpack_from("<17Q", rec, 24)
-    size = struct.unpack_from("<I", rec, 24 + 136)[0]
-    data = rec[24 + 144:24 + 144 + size]
-    sp = regs[7]
+    regs = struct.unpack_from("<%dQ" % NREGS, rec, 24)
+    size = struct.unpack_from("<I", rec, 24 + 8 * NREGS)[0]
+    data = rec[24 + 8 * NREGS + 8:24 + 8 * NREGS + 8 + size]
+    sp = regs[SP]
     slices += 1
     code_words = 0
-    vals = [v for i, v in enumerate(regs) if i not in (7, 16)]
+    vals = [v for i, v in enumerate(regs) if i not in (SP, PC)]
     vals += list(struct.unpack_from("<%dQ" % (len(data) // 8), data))
     for v in vals:
         words += 1

@@ -14,7 +14,7 @@
  *              the record carries what the input has)
  *   u16 cfi    bytes of CFI that follow the slice (.eh_frame); the rest
  *              of the input is .debug_frame
- *   u64 regs[17], the slice, the CFI
+ *   u64 regs[GMT_USTACK_REGS], the slice, the CFI
  *
  * Built by `make .output/tests/fuzz-unwind`; corpus from
  * tests/fuzz/unwind_corpus.py; run by test_fuzz_unwind_short. */
@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		max = sizeof(ips) / sizeof(ips[0]);
 	memcpy(slice.regs, data + 8, sizeof(slice.regs));
 	if (!(flags & 4))
-		slice.regs[16] = BASE + pc % SPAN;
+		slice.regs[GMT_USTACK_PC] = BASE + pc % SPAN;
 	data += HDR_LEN;
 	size -= HDR_LEN;
 	stack = slice.size < size ? slice.size : size;

@@ -169,8 +169,11 @@ bool faults_classified(const struct model *m)
 {
 	size_t i;
 
+	/* by the fexit, or where exceptions:page_fault_user is missing, at the
+	 * fault by the perf event's program */
 	for (i = 0; i < m->nr_probes; i++)
-		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault"))
+		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") ||
+		    !strcmp(m->probes[i].name, "perf:page-faults"))
 			return m->probes[i].status == MODEL_PROBE_ATTACHED;
 	return false;
 }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
 #define MAX_PROGS 12
-#define MAX_GROUPS 16
+#define MAX_GROUPS 20
 
 struct attach {
 	struct gmt_bpf *skel;
@@ -69,6 +70,8 @@ struct group {
 	/* the earlier group whose sys_exit program takes its calls: it is on
 	 * and attached only with that one */
 	const char *rides_on;
+	/* its one program goes on a software perf event of each CPU */
+	__u64 perf_sw;
 };
 
 /* each call's number on the arch built for, from its headers; -1 where
@@ -149,8 +152,32 @@ static const char *rss_missing(struct attach *a)
 
 static const char *fault_missing(struct attach *a)
 {
+	const char *hook = getenv("GMT_TEST_FAULT_HOOK");
+
+	if (hook && !strcmp(hook, "perf"))
+		return "GMT_TEST_FAULT_HOOK=perf: page faults are taken by perf:page-faults";
 	if (!has_btf_type(a, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF))
 		return "exceptions:page_fault_user is not in this kernel (it exists on x86 only)";
+	return NULL;
+}
+
+/* the page-fault software event, where the x86 tracepoints are missing */
+static const char *perf_fault_missing(struct attach *a)
+{
+	static char why[200];
+	const char *tp = fault_missing(a);
+
+	if (!tp)
+		return "exceptions:page_fault_user takes page faults on this kernel";
+	if (access("/proc/sys/kernel/perf_event_paranoid", F_OK)) {
+		snprintf(why, sizeof(why), "%s, and this kernel has no perf events", tp);
+		return why;
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) <= 0) {
+		snprintf(why, sizeof(why), "%s, and perf event programs lack bpf_find_vma (5.17)",
+			 tp);
+		return why;
+	}
 	return NULL;
 }
 
@@ -181,7 +208,8 @@ static const char *fault_class_missing(struct attach *a)
 	int err;
 
 	if (fault_missing(a))
-		return "needs exceptions:page_fault_user";
+		return perf_fault_missing(a) ? "needs exceptions:page_fault_user" :
+					       "perf:page-faults classes them at the fault";
 	err = try_fexit(a, "handle_mm_fault");
 	if (!err)
 		return NULL;
@@ -347,6 +375,12 @@ static const struct group groups[] = {
 	  .what = "page faults; the stacks of sampled first touches of anonymous memory",
 	  .missing = fault_missing,
 	  .progs = { "tp_page_fault_user", "tp_page_fault_kernel" } },
+	{ .name = "perf:page-faults",
+	  .what = "page faults and their classes; the stacks of sampled first touches of "
+		  "anonymous memory (a page-fault software event on each CPU)",
+	  .missing = perf_fault_missing,
+	  .progs = { "pe_page_fault" },
+	  .perf_sw = PERF_COUNT_SW_PAGE_FAULTS },
 	{ .name = "fexit:handle_mm_fault",
 	  .what = "page fault classes (anon, file, device)",
 	  .missing = fault_class_missing,
@@ -634,6 +668,47 @@ static struct gmt_probe *find_probe(struct attach *a, const char *name)
 	return NULL;
 }
 
+/* p on the software event `config` of each online CPU, every occurrence
+ * (sample_period 1), kernel mode too; reason: what it took, or why not */
+static int attach_perf_sw(struct attach *a, struct bpf_program *p, __u64 config, char *reason,
+			  size_t size)
+{
+	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE,
+					.size = sizeof(attr),
+					.config = config,
+					.sample_period = 1 };
+	int cpu, cpus = libbpf_num_possible_cpus(), fd, n = 0;
+	struct bpf_link *l;
+
+	for (cpu = 0; cpu < cpus; cpu++) {
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ENODEV)
+			continue; /* offline */
+		if (fd < 0) {
+			snprintf(reason, size, "perf_event_open on CPU %d failed: %s", cpu,
+				 strerror(errno));
+			return -1;
+		}
+		l = bpf_program__attach_perf_event(p, fd);
+		if (!l) {
+			snprintf(reason, size, "attaching to CPU %d's event failed: %s", cpu,
+				 strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (linkset__add(&a->links, l)) {
+			snprintf(reason, size, "out of memory");
+			return -1;
+		}
+		n++;
+	}
+	snprintf(reason, size,
+		 "in place of exceptions:page_fault_user (x86 only), on the %d online CPUs; a "
+		 "CPU brought online later is not watched",
+		 n);
+	return 0;
+}
+
 static void attach_group(struct attach *a, size_t g, const char *why)
 {
 	const char *const *names = groups[g].progs;
@@ -671,6 +746,16 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 		add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, reason);
 		return;
 	}
+	if (groups[g].perf_sw) {
+		if (attach_perf_sw(a, prog(a, names[0]), groups[g].perf_sw, reason,
+				   sizeof(reason))) {
+			linkset__drop(&a->links, first, 0);
+			add_probe(a, GMT_PROBE_FAILED, groups[g].name, groups[g].what, reason);
+		} else {
+			add_probe(a, GMT_PROBE_ATTACHED, groups[g].name, groups[g].what, reason);
+		}
+		return;
+	}
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {
 		l = bpf_program__attach(prog(a, names[i]));
 		if (!l || linkset__add(&a->links, l)) {
@@ -700,6 +785,14 @@ static void prune_probes(struct attach *a)
 {
 	struct gmt_probe *ttm = find_probe(a, "fentry:ttm"), *p;
 
+	/* one page-fault hook is told: the one that took faults */
+	p = find_probe(a, "perf:page-faults");
+	if (p && p->status == GMT_PROBE_ATTACHED) {
+		drop_probe(a, "exceptions:page_fault_user");
+		drop_probe(a, "fexit:handle_mm_fault");
+	} else if (p && strstr(p->reason, "takes page faults")) {
+		drop_probe(a, "perf:page-faults");
+	}
 	if (ttm && ttm->status == GMT_PROBE_SKIPPED) {
 		drop_probe(a, "fentry:ttm_mem_evict_first");
 		drop_probe(a, "fentry:ttm_bo_evict");
@@ -753,8 +846,9 @@ static int load(struct attach *a, const struct attach_opts *o, char *err, size_t
 		a->skel = NULL;
 		/* first-touch stacks are the newest code in the fault program:
 		 * without them it still counts faults */
-		if (!strncmp(refused_prog, "tp_page_fault_", 14) && !a->touch_refused[0] &&
-		    o->touch_bytes) {
+		if ((!strncmp(refused_prog, "tp_page_fault_", 14) ||
+		     !strcmp(refused_prog, "pe_page_fault")) &&
+		    !a->touch_refused[0] && o->touch_bytes) {
 			snprintf(a->touch_refused, sizeof(a->touch_refused),
 				 "the kernel refused them: %s (-v shows why)",
 				 refused_why[0] ? refused_why : strerror(-e));

@@ -117,7 +117,7 @@ static __u32 slice_size(const struct gmt_ustack *s)
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct proc_dwfl *p = arg;
-	__u64 sp = p->s->regs[7], off;
+	__u64 sp = p->s->regs[GMT_USTACK_SP], off;
 
 	(void)dwfl;
 	if (addr < sp)
@@ -137,7 +137,11 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 
 	for (i = 0; i < GMT_USTACK_REGS; i++)
 		regs[i] = p->s->regs[i];
-	return dwfl_thread_state_registers(thread, 0, GMT_USTACK_REGS, regs);
+	if (!dwfl_thread_state_registers(thread, 0, GMT_USTACK_REGS, regs))
+		return false;
+	/* said apart: on arm64 the return address column is x30, not the pc */
+	dwfl_thread_state_register_pc(thread, p->s->regs[GMT_USTACK_PC]);
+	return true;
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {

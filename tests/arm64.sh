@@ -11,8 +11,11 @@ arm64_part() {
 
 # One boot of Debian's arm64 kernel $1: the arm64 gpumemtrace traces the
 # static workload (growth, mmap/munmap, stacks naming its functions; every
-# probe attached or skipped for a stated reason) and records a leak, which
-# the guest replays (text, JSON) and sends out in base64 over the console
+# probe attached or skipped for a stated reason; page faults, which arm64's
+# kernels give no tracepoint for, from the page-fault software event: classed,
+# and its sampled first touches standing for the 128 MiB the workload
+# touched, with stacks to grow_step) and records a leak, which the guest
+# replays (text, JSON) and sends out in base64 over the console
 arm64_check() {
 	need_root
 	local version=$1 kernel c=$T/console r=$T/r.json j=$T/rep.json
@@ -75,11 +78,23 @@ GUEST
 	expect '[[ $(jqr ".probes[] | select(.name == \"syscalls:dup2\") | .reason" "$r") == *dup3* ]]' \
 		"dup2's absence explained" || return 1
 
-	# growth as on the host (faults only where the tracepoint is there)
-	local faults=faults
-	[ "$(jqr '.probes[] | select(.name == "exceptions:page_fault_user") | .status' "$r")" = attached ] ||
-		faults=nofaults
-	check_growth "$r" "$T/wl.json" 0 "$faults" || return 1
+	# growth as on the host, faults counted and classed by the page-fault
+	# software event (arm64 has no exceptions:page_fault_user)
+	expect '[ "$(jqr ".probes[] | select(.name == \"perf:page-faults\") | .status" "$r")" = attached ]' \
+		"@perf:page-faults took faults on arm64 $version: $(jq -c '[.probes[] | select(.name | test("fault"))]' "$r")" ||
+		return 1
+	check_growth "$r" "$T/wl.json" 0 || return 1
+	expect '[ "$(jqr .processes[0].page_faults.classified "$r")" = true ] &&
+		(( $(jqr .processes[0].page_faults.anon.total "$r") >= 32768 ))' \
+		"faults classed: $(jq -c .processes[0].page_faults "$r")" || return 1
+	local touched
+	touched=$(jqr .processes[0].mappings.first_touched_bytes "$r")
+	expect '(( touched >= 96 * MIB && touched <= 160 * MIB ))' \
+		"first touches stand for $touched bytes; the workload touched 128 MiB" || return 1
+	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0].stacks[0] |
+		.sampled and (.stack | map(.symbol) | index(\"grow_step\"))" "$r" >/dev/null' \
+		"@first touches in grow_step: $(jq -c '[.findings[] | select(.category == "host_anon")][0].stacks[0] | [.sampled, [.stack[].symbol]]' "$r")" ||
+		return 1
 	# the churn: 50 small mmap/munmap pairs after the 8 steps' mmaps
 	expect '[ "$(jq -c ".processes[0].mappings | [.mmap_calls >= 58, .munmap_calls >= 50]" "$r")" = "[true,true]" ]' \
 		"mmap/munmap counted: $(jq -c '.processes[0].mappings | [.mmap_calls, .munmap_calls]' "$r")" || return 1

@@ -15,7 +15,8 @@ qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod
 libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev libevent-dev
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt libseccomp-dev
 podman runc conmon catatonit golang-go golang-gopkg-yaml.v3-dev
-help2man lintian debhelper dpkg-dev man-db bash-completion graphviz"
+help2man lintian debhelper dpkg-dev man-db bash-completion graphviz
+gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
 # --list: the packages, for tests/commands.py
 if [ "${1:-}" = --list ]; then
 	echo $pkgs npm

@@ -6,6 +6,8 @@
 # MODULES="bochs amdgpu": those modules of the kernel's package and what they
 # need go in /lib/gmt-modules, in load order (list: /lib/gmt-modules/order).
 # VGA_MB: the bochs display's VRAM (default 16).
+# EXTRA="SRC:DST ...": files or folders copied into the guest as DST (a path
+# in it; links followed), e.g. a program with its libraries and a model.
 set -Eeu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$1 script=$2
@@ -17,6 +19,10 @@ cp /bin/busybox "$root/gpumemtrace" "$tmp/initrd/bin/"
 cp "$root/.output/tests/workload-static" "$tmp/initrd/bin/workload"
 cp "$root/.output/tests/drmflip-static" "$tmp/initrd/bin/drmflip"
 cp "$script" "$tmp/initrd/test.sh"
+for e in ${EXTRA:-}; do
+	mkdir -p "$tmp/initrd$(dirname "${e#*:}")"
+	cp -rL "${e%%:*}" "$tmp/initrd${e#*:}"
+done
 if [ -n "${MODULES:-}" ]; then
 	export PATH=$PATH:/sbin:/usr/sbin
 	kdir=$(dirname "$(dirname "$kernel")")

@@ -4,8 +4,29 @@ OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC ?= gcc
-ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+HOST_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+# `make ARCH=arm64` on x86-64: a cross build into .output/arm64 (the host's
+# build untouched), with Debian's aarch64 gcc and the arm64 -dev packages
+# that tools/arm64-sysroot.sh unpacks; the binaries go there too
+B :=
+ifneq ($(ARCH),$(HOST_ARCH))
+ifneq ($(ARCH),arm64)
+$(error ARCH=$(ARCH): only arm64 is cross-built)
+endif
+OUTPUT := .output/arm64
+B := $(OUTPUT)/
+SYSROOT := $(shell tools/arm64-sysroot.sh)
+ifeq ($(SYSROOT),)
+$(error tools/arm64-sysroot.sh made no sysroot)
+endif
+ifeq ($(origin CC),default)
+CC := aarch64-linux-gnu-gcc
+endif
+CROSS_FLAGS := -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/aarch64-linux-gnu
+LDFLAGS += -L$(SYSROOT)/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,$(SYSROOT)/usr/lib/aarch64-linux-gnu
+endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -25,7 +46,7 @@ CORE_OBJS := $(filter-out $(OUTPUT)/user/main.o $(OUTPUT)/user/source/attach.o \
 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -DGMT_VERSION='"$(VERSION)"'
-INCLUDES := -I$(OUTPUT) -I$(OUTPUT)/proto -Ibpf -Iuser
+INCLUDES := -I$(OUTPUT) -I$(OUTPUT)/proto -Ibpf -Iuser $(CROSS_FLAGS)
 LIBS := -levent_extra -levent_pthreads -levent_core -lprotobuf-c -lbpf -ldw -lelf -ljson-c -liberty -lncursesw -ltinfo -lzstd -llzma -lbz2 -lz -lm
 # one binary to copy to another host or into a VM
 LDFLAGS += -static
@@ -49,7 +70,16 @@ export PATH := $(CURDIR)/$(OUTPUT)/bin:$(PATH)
 .DELETE_ON_ERROR:
 .PHONY: all man deps e2e-deps llama-server test run clean format bench
 
+BINS := $(B)gpumemtrace $(B)gpumemtrace-vkinfo $(B)gpumemtrace-nvml
+ifeq ($(B),)
 all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml man
+else
+# a cross build: the binaries and the VM's static test programs (the man
+# page and completion come from running the binary: the host's build has them)
+all: $(BINS) $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static
+.PHONY: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
+gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml: %: $(B)%
+endif
 
 # gpumemtrace(8) and the bash completion, both from --help (tools/man.sh,
 # tools/completion.sh), so neither can drift from the options
@@ -96,24 +126,24 @@ $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: proto/%.proto
 .PRECIOUS: $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h
 $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O2 -c $< -o $@
+	$(Q)$(CC) -g -O2 $(CROSS_FLAGS) -c $< -o $@
 
 $(OUTPUT)/user/report/perfetto.o: $(OUTPUT)/proto/perfetto.pb-c.h
 $(OUTPUT)/user/report/pprof.o: $(OUTPUT)/proto/profile.pb-c.h
 
-gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o $(OUTPUT)/proto/profile.pb-c.o
+$(B)gpumemtrace: $(USER_OBJS) $(OUTPUT)/proto/perfetto.pb-c.o $(OUTPUT)/proto/profile.pb-c.o
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBS) -o $@
 
 # asks Vulkan drivers for their entry points; dynamic, so it can dlopen them
-gpumemtrace-vkinfo: helper/vkinfo.c helper/sandbox.c helper/sandbox.h
+$(B)gpumemtrace-vkinfo: helper/vkinfo.c helper/sandbox.c helper/sandbox.h
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(filter-out -static,$(LDFLAGS)) -ldl -lseccomp -o $@
+	$(Q)$(CC) $(CFLAGS) $(CROSS_FLAGS) $(filter %.c,$^) $(filter-out -static,$(LDFLAGS)) -ldl -lseccomp -o $@
 
 # asks the NVIDIA driver (NVML) for device memory by process; dynamic, for dlopen
-gpumemtrace-nvml: helper/nvml.c
+$(B)gpumemtrace-nvml: helper/nvml.c
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(filter-out -static,$(LDFLAGS)) -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) $(CROSS_FLAGS) $< $(filter-out -static,$(LDFLAGS)) -ldl -o $@
 
 # test programs: dynamically linked, built from tests/*.c
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/*.c))

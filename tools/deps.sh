@@ -16,7 +16,7 @@ libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev 
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler curl systemd shfmt libseccomp-dev
 podman runc conmon catatonit golang-go golang-gopkg-yaml.v3-dev
 help2man lintian debhelper dpkg-dev man-db bash-completion graphviz
-gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
+gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-system-arm"
 # --list: the packages, for tests/commands.py
 if [ "${1:-}" = --list ]; then
 	echo $pkgs npm
@@ -32,6 +32,17 @@ node=$(PATH=$(printf '%s\n' "$PATH" | tr : '\n' | grep -vxF "$root/.output/bin" 
 [ -n "$node" ] && [ "$(major "$node")" -ge 20 ] || node=""
 # npm installs node-llama-cpp (make e2e-deps), and Node.js 20 where needed
 command -v npm >/dev/null || pkgs="$pkgs npm"
+
+# make ARCH=arm64 and the arm64 VM tests: tools/arm64-sysroot.sh downloads
+# Debian's arm64 packages, which apt lists only once the architecture is added
+if ! dpkg --print-foreign-architectures | grep -qx arm64 && [ "$(dpkg --print-architecture)" != arm64 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		dpkg --add-architecture arm64
+		apt-get update -qq
+	else
+		echo "dpkg has no arm64 architecture: run sudo make deps" >&2
+	fi
+fi
 
 missing=""
 for p in $pkgs; do

@@ -6,6 +6,9 @@
 # MODULES="bochs amdgpu": those modules of the kernel's package and what they
 # need go in /lib/gmt-modules, in load order (list: /lib/gmt-modules/order).
 # VGA_MB: the bochs display's VRAM (default 16).
+# ARCH=arm64: an arm64 kernel (tests/vm/kernel.sh with ARCH=arm64) under
+# qemu-system-aarch64's virt machine, with `make ARCH=arm64`'s binaries and
+# the arm64 busybox that tools/arm64-sysroot.sh unpacks.
 # EXTRA="SRC:DST ...": files or folders copied into the guest as DST (a path
 # in it; links followed), e.g. a program with its libraries and a model.
 set -Eeu
@@ -15,9 +18,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trap 'echo "# boot.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 mkdir -p "$tmp"/initrd/{bin,proc,sys,dev,tmp}
-cp /bin/busybox "$root/gpumemtrace" "$tmp/initrd/bin/"
-cp "$root/.output/tests/workload-static" "$tmp/initrd/bin/workload"
-cp "$root/.output/tests/drmflip-static" "$tmp/initrd/bin/drmflip"
+out=$root/.output busybox=/bin/busybox bin=$root
+if [ "${ARCH:-x86}" = arm64 ]; then
+	out=$root/.output/arm64 bin=$root/.output/arm64
+	busybox=$("$root/tools/arm64-sysroot.sh")/bin/busybox
+fi
+cp "$busybox" "$bin/gpumemtrace" "$tmp/initrd/bin/"
+cp "$out/tests/workload-static" "$tmp/initrd/bin/workload"
+cp "$out/tests/drmflip-static" "$tmp/initrd/bin/drmflip"
 cp "$script" "$tmp/initrd/test.sh"
 for e in ${EXTRA:-}; do
 	mkdir -p "$tmp/initrd$(dirname "${e#*:}")"
@@ -59,10 +67,19 @@ chmod +x "$tmp/initrd/init"
 # and is booted once more: nothing of the tool is judged by that boot.
 boot() {
 	local rc=0 start=$SECONDS
-	timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
-		-vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
-		-kernel "$kernel" -initrd "$tmp/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
+	if [ "${ARCH:-x86}" = arm64 ]; then
+		# pauth-impdef: QEMU's own pointer authentication, much cheaper
+		# under TCG than the architected one
+		timeout 300 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg \
+			-m 1024 -smp 2 -nographic -no-reboot \
+			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
+			-append "console=ttyAMA0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
+	else
+		timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
+			-vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
+			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
+			-append "console=ttyS0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
+	fi
 	grep -q '=== begin' "$tmp/console" && return 0
 	{
 		echo "# boot.sh: the guest never ran its script (QEMU status $rc after $((SECONDS - start)) s); its console ends:"

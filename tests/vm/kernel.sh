@@ -3,13 +3,19 @@
 # QEMU, downloaded with apt-get at test time into tests/vm/cache (git-ignored,
 # kept between runs). 6.1 comes from bookworm, 6.12 from bookworm-security
 # (through a list of its own where the machine's sources lack it).
+# ARCH=arm64: the arm64 package's (its vmlinuz is an uncompressed Image,
+# which qemu-system-aarch64 boots); default amd64.
 set -eu
 cache=$(cd "$(dirname "$0")" && pwd)/cache
+case ${ARCH:-x86} in
+arm64) deb=arm64 ;;
+*) deb=amd64 ;;
+esac
 case $1 in
-6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' ;;
-6.12) re='^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' ;;
+6.1) re="^linux-image-6\.1\.0-[0-9]+-$deb-unsigned\$" ;;
+6.12) re="^linux-image-6\.12\.[0-9]+\+deb12-$deb-unsigned\$" ;;
 *)
-	echo "usage: $0 6.1|6.12" >&2
+	echo "usage: [ARCH=arm64] $0 6.1|6.12" >&2
 	exit 2
 	;;
 esac
@@ -39,8 +45,8 @@ fi
 dir=$cache/$pkg
 if [ ! -d "$dir/boot" ]; then
 	mkdir -p "$cache/dl"
-	(cd "$cache/dl" && apt-get "${opts[@]}" download -q "$pkg" >&2 2>/dev/null ||
-		{ apt-get "${opts[@]}" update -qq && apt-get "${opts[@]}" download -q "$pkg"; } >&2)
+	(cd "$cache/dl" && apt-get "${opts[@]}" download -q "$pkg:$deb" >&2 2>/dev/null ||
+		{ apt-get "${opts[@]}" update -qq && apt-get "${opts[@]}" download -q "$pkg:$deb"; } >&2)
 	rm -rf "$dir.tmp"
 	dpkg-deb -x "$cache"/dl/"${pkg}"_*.deb "$dir.tmp"
 	rm -f "$cache"/dl/"${pkg}"_*.deb

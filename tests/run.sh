@@ -52,7 +52,7 @@ else
 	# a file a topic (docs/testing.md); tests/hostile_*.sh: what a hostile
 	# target or client tries (issue 32)
 	files=()
-	for f in project process crash tracefile view gpu kernels requests scenarios server export \
+	for f in project process crash tracefile view gpu kernels arm64 requests scenarios server export \
 		service discovery dashboard deploy container package profile; do
 		files+=("$ROOT/tests/$f.sh")
 	done

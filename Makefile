@@ -281,9 +281,11 @@ e2e-deps: deps
 		npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error
 
 # the real llama-server, built once per machine from node-llama-cpp's
-# llama.cpp and cached outside the clone (tools/llama-server.sh)
+# llama.cpp and cached outside the clone (tools/llama-server.sh); and the
+# same cross-built for arm64, for the arm64 VM's tests (tests/arm64.sh)
 llama-server: e2e-deps
 	$(Q)tools/llama-server.sh >/dev/null
+	$(Q)tools/llama-server.sh --arm64 >/dev/null
 
 test: deps e2e-deps llama-server
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \

@@ -7,6 +7,11 @@
 # The build is cached outside the clone, keyed by the bundle's commit and these
 # flags, so it happens once per machine. Prints the folder holding the binary.
 #   tools/llama-server.sh [--cuda]   (--cuda: CUDA backend too, for the H200)
+#   tools/llama-server.sh --arm64    (cross-built with aarch64-linux-gnu-gcc/g++,
+#       CPU backend only, for the arm64 VM of tests/arm64.sh; linked dynamically
+#       like the x86 build, since the tracer finds llama_decode and the others
+#       by libllama.so's exports; the guest gets the cross toolchain's
+#       libraries, see arm64_llama_libs in tests/arm64.sh)
 #   GMT_CACHE (default /var/cache/gpumemtrace): where builds are kept
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +20,7 @@ vk=$root/tests/e2e/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-
 cache=${GMT_CACHE:-/var/cache/gpumemtrace}
 flavour=cpu
 [ "${1:-}" = --cuda ] && flavour=cuda
+[ "${1:-}" = --arm64 ] && flavour=cpu-arm64
 
 main() {
 	say() { echo "llama-server: $*" >&2; }
@@ -30,6 +36,12 @@ main() {
 -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON"
 	[ $flavour = cuda ] && flags="$flags -DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90"
+	# plain armv8-a (GGML_NATIVE off): runs on any arm64 host and under TCG
+	[ $flavour = cpu-arm64 ] && flags="$flags -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64
+-DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++
+-DCMAKE_FIND_ROOT_PATH=/usr/aarch64-linux-gnu -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER
+-DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=ONLY
+-DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY -DLLAMA_CURL=OFF"
 	key=$(printf '%s\n%s\n' "$commit" "$flags" | sha256sum | cut -c1-12)
 	out=$cache/llama-server-$tag-$flavour-$key
 
@@ -94,7 +106,7 @@ main() {
 	mkdir -p "$out.tmp"
 	cp -a "$build"/bin/llama-server "$build"/bin/*.so* "$out.tmp/"
 	# the Vulkan backend of node-llama-cpp's prebuilt binaries, of the same commit
-	[ -f "$vk/libggml-vulkan.so" ] && cp "$vk/libggml-vulkan.so" "$out.tmp/"
+	[ $flavour != cpu-arm64 ] && [ -f "$vk/libggml-vulkan.so" ] && cp "$vk/libggml-vulkan.so" "$out.tmp/"
 	printf 'commit %s\ntag %s\nflags %s\n' "$commit" "$tag" "$flags" >"$out.tmp/BUILD"
 	mv "$out.tmp" "$out"
 	rm -rf "$build" "$build.log"

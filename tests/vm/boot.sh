@@ -9,6 +9,8 @@
 # ARCH=arm64: an arm64 kernel (tests/vm/kernel.sh with ARCH=arm64) under
 # qemu-system-aarch64's virt machine, with `make ARCH=arm64`'s binaries and
 # the arm64 busybox that tools/arm64-sysroot.sh unpacks.
+# EXTRA="SRC:DST ...": files or folders copied into the guest as DST (a path
+# in it; links followed), e.g. a program with its libraries and a model.
 set -Eeu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$1 script=$2
@@ -25,6 +27,10 @@ cp "$busybox" "$bin/gpumemtrace" "$tmp/initrd/bin/"
 cp "$out/tests/workload-static" "$tmp/initrd/bin/workload"
 cp "$out/tests/drmflip-static" "$tmp/initrd/bin/drmflip"
 cp "$script" "$tmp/initrd/test.sh"
+for e in ${EXTRA:-}; do
+	mkdir -p "$tmp/initrd$(dirname "${e#*:}")"
+	cp -rL "${e%%:*}" "$tmp/initrd${e#*:}"
+done
 if [ -n "${MODULES:-}" ]; then
 	export PATH=$PATH:/sbin:/usr/sbin
 	kdir=$(dirname "$(dirname "$kernel")")

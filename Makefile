@@ -77,7 +77,8 @@ all: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml man
 else
 # a cross build: the binaries and the VM's static test programs (the man
 # page and completion come from running the binary: the host's build has them)
-all: $(BINS) $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/drmflip-static
+all: $(BINS) $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp-static \
+	$(OUTPUT)/tests/drmflip-static
 .PHONY: gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml
 gpumemtrace gpumemtrace-vkinfo gpumemtrace-nvml: %: $(B)%
 endif
@@ -233,6 +234,12 @@ $(OUTPUT)/tests/workload-static: tests/workload.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/workload-nofp: tests/workload.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -O2 -fomit-frame-pointer $< -lpthread -o $@
+
+# the same, static, for the guest kernels: its first touches reach main by
+# the call frame information alone (tests/arm64.sh)
+$(OUTPUT)/tests/workload-nofp-static: tests/workload.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -O2 -fomit-frame-pointer $< -lpthread -o $@
 
 $(OUTPUT)/tests/vkalloc: tests/vkalloc.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)

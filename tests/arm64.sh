@@ -34,6 +34,28 @@ gpumemtrace replay /tmp/rec.gmt >/tmp/rep.txt
 echo "=== replay rc $?"
 gpumemtrace replay --json /tmp/rec.gmt >/tmp/rep.json
 echo "=== replay json rc $?"
+# a running process built without frame pointers, attached with -p: its
+# sampled first touches unwound by the call frame information
+mkfifo /tmp/go /tmp/hold
+workload-nofp --wait /tmp/go --hold /tmp/hold --out /tmp/wn.json --steps 40 --step-mib 0 \
+	--step-ms 20 --entries 32 --entry-kib 96 &
+wl=$!
+gpumemtrace --json -i 0.1 -p $wl >/tmp/nofp.json 2>/tmp/nerr &
+gmt=$!
+i=0
+while ! grep -q 'tracing pid' /tmp/nerr && kill -0 $gmt && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+echo go >/tmp/go
+i=0
+while [ ! -s /tmp/wn.json ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT $gmt
+wait $gmt
+echo "=== nofp rc $?"
+echo go >/tmp/hold
+wait $wl
+echo "=== nofp workload"
+cat /tmp/wn.json
+echo "=== nofp"
+cat /tmp/nofp.json
 echo "=== workload"
 cat /tmp/wl.json
 echo "=== report"
@@ -46,7 +68,8 @@ echo "=== recording"
 base64 /tmp/rec.gmt
 echo "=== recording end"
 GUEST
-	ARCH=arm64 "$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" | tr -d '\r' >"$c"
+	ARCH=arm64 EXTRA="$(dirname "$wl")/workload-nofp-static:/bin/workload-nofp" \
+		"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" | tr -d '\r' >"$c"
 	expect 'grep -q "^=== rc 0" "$c"' "@gpumemtrace ran in the guest: $(grep -v '^ ' "$c" | head -5)" ||
 		return 1
 	arm64_part "$c" workload >"$T/wl.json"
@@ -99,6 +122,22 @@ GUEST
 	expect '[ "$(jq -c ".processes[0].mappings | [.mmap_calls >= 58, .munmap_calls >= 50]" "$r")" = "[true,true]" ]' \
 		"mmap/munmap counted: $(jq -c '.processes[0].mappings | [.mmap_calls, .munmap_calls]' "$r")" || return 1
 
+	# no frame pointers: first touches in save_entry, as many bytes as the
+	# workload filled, unwound past it by the call frame information
+	local f want got
+	arm64_part "$c" "nofp workload" >"$T/wn.json"
+	arm64_part "$c" nofp >"$T/nofp.json"
+	f=$(jq -c '[.findings[] | select(.category == "host_anon")][0]' "$T/nofp.json")
+	want=$(jqr .entry_bytes "$T/wn.json")
+	got=$(jq '[.stacks[] | select(.sampled and (.stack | map(.symbol) | index("save_entry"))) | .bytes] | add // 0' <<<"$f")
+	echo "# no frame pointers: $(jq -c '[.kind, [.stacks[] | [.bytes, [.stack[].symbol]]]]' <<<"$f" | head -c 600)"
+	expect 'grep -q "^=== nofp rc 0" "$c" && (( got >= want * 3 / 4 && got <= want * 5 / 4 ))' \
+		"first touched in save_entry: $got; the workload filled $want" || return 1
+	expect 'jq -e "[.stacks[] | select(.stack | map(.symbol) | index(\"save_entry\"))][0].stack |
+		map(.symbol) | index(\"main\") != null" <<<"$f" >/dev/null' \
+		"@unwound past save_entry to main by CFI (frame pointers skip from the leaf to libc's frame): $(jq -c '[.stacks[0].stack[].symbol]' <<<"$f")" ||
+		return 1
+
 	# the leak stand-in's verdict, from the recording
 	expect 'grep -q "^=== record rc 0" "$c" && grep -q "^=== replay json rc 0" "$c" &&
 		[ "$(jq "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")] | length" "$j")" = 1 ]' \
@@ -119,12 +158,13 @@ test_arm64_6_1() {
 
 test_arm64_6_12() {
 	arm64_check 6.12
+}
 
 # the arm64 gpumemtrace and test programs, from `make ARCH=arm64`
 need_arm64_build() {
 	need_root
 	local f
-	for f in gpumemtrace tests/workload-static tests/drmflip-static; do
+	for f in gpumemtrace tests/workload-static tests/workload-nofp-static tests/drmflip-static; do
 		[ -x "$ROOT/.output/arm64/$f" ] || {
 			echo "# no .output/arm64/$f: run make ARCH=arm64 $f"
 			return 1

@@ -21,8 +21,17 @@
 #include "cfi_check.h"
 
 /* x86-64's DWARF register numbers stop below 150 (the psABI's k0-k7 are
- * 118-125); libdw makes each frame state as long as the largest named */
+ * 118-125), arm64's below 128 (SVE's p0-p15, z0-z31); libdw makes each
+ * frame state as long as the largest named */
 #define REGS_MAX 256
+/* the files this build's unwinder reads: the machine it runs on */
+#if defined(__aarch64__)
+#define CFI_MACHINE EM_AARCH64
+#define CFI_MACHINE_NAME "arm64"
+#else
+#define CFI_MACHINE EM_X86_64
+#define CFI_MACHINE_NAME "x86-64"
+#endif
 /* compilers' CFI expressions are a few bytes; libdwfl stops at 4,096 steps
  * (and leaks), which forward-only branches in 512 bytes cannot reach */
 #define EXPR_MAX 512
@@ -239,7 +248,9 @@ static int expr_check(struct check *c, struct reader *in)
 static int reg_check(struct check *c, uint64_t reg)
 {
 	if (reg >= REGS_MAX)
-		return fail(c, "register %llu is beyond x86-64's DWARF registers (fewer than %d)",
+		return fail(c,
+			    "register %llu is beyond " CFI_MACHINE_NAME
+			    "'s DWARF registers (fewer than %d)",
 			    (unsigned long long)reg, REGS_MAX);
 	return 0;
 }
@@ -603,9 +614,9 @@ static int image_read(Elf *elf, struct image *im, char *why, size_t len)
 	GElf_Shdr sh;
 
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 || !elf64_getehdr(elf) ||
-	    elf64_getehdr(elf)->e_machine != EM_X86_64 ||
+	    elf64_getehdr(elf)->e_machine != CFI_MACHINE ||
 	    elf64_getehdr(elf)->e_ident[EI_DATA] != ELFDATA2LSB) {
-		snprintf(why, len, "it is not a 64-bit x86-64 ELF file");
+		snprintf(why, len, "it is not a 64-bit " CFI_MACHINE_NAME " ELF file");
 		return -1;
 	}
 	im->eh = *elf64_getehdr(elf);

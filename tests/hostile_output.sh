@@ -20,22 +20,8 @@ PY
 test_output_escapes_what_targets_name() {
 	need_root
 	command -v node >/dev/null || skip "no node (the machine's Node.js runs the test server)"
-	local port pid
-	mkfifo "$T/ready"
-	SECRET=x node "$ROOT/tests/http/server.mjs" "$T/ready" 2>"$T/server.err" &
-	pid=$!
-	trap 'kill $pid 2>/dev/null' EXIT
-	port=$(await_line "$T/ready" "$pid" "the test server" "$T/server.err") || return 1
-	start_tracer record -o "$T/h.gmt" -p "$pid" || return 1
-	python3 - "$port" <<'PY' || return 1
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"GET /a\x1b[2J\x1b]0;owned\x07\xff\xfe\xc0\xafb HTTP/1.1\r\nHost: x\r\n\r\n")
-s.settimeout(10)
-s.recv(4096)
-PY
-	kill -TERM "$pid"
-	wait_tracer || return 1
+	record_raw_request "$(command -v node)" \
+		'b"GET /a\x1b[2J\x1b]0;owned\x07\xff\xfe\xc0\xafb HTTP/1.1\r\nHost: x\r\n\r\n"' || return 1
 	expect 'grep -q "a.*\[2J" "$T/gmt.out"' "the path is in the text report: $(grep -a "/a" "$T/gmt.out" | head -2)" ||
 		return 1
 	expect 'clean_text "$T/gmt.out"' \

@@ -94,24 +94,11 @@ test_html_hostile_names_are_inert() {
 	need_root
 	need_chromium
 	command -v node >/dev/null || skip "no node (the machine's Node.js runs the test server)"
-	local port pid evil='</script><img src=x onerror=alert(1)>"'"'"'&<!--'
-	mkfifo "$T/ready"
+	local evil='</script><img src=x onerror=alert(1)>"'"'"'&<!--'
 	ln -s "$(command -v node)" "$T/<svg onload=1>"
-	SECRET=x "$T/<svg onload=1>" "$ROOT/tests/http/server.mjs" "$T/ready" "$evil" \
-		2>"$T/server.err" &
-	pid=$!
-	trap 'kill $pid 2>/dev/null' EXIT
-	port=$(await_line "$T/ready" "$pid" "the test server" "$T/server.err") || return 1
-	start_tracer record -o "$T/h.gmt" -p "$pid" || return 1
-	python3 - "$port" <<'PY' || return 1
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"GET /</script><img/src=x/onerror=alert(2)>\xe2\x80\xa8 HTTP/1.1\r\nHost: x\r\n\r\n")
-s.settimeout(10)
-s.recv(4096)
-PY
-	kill -TERM "$pid"
-	wait_tracer || return 1
+	record_raw_request "$T/<svg onload=1>" \
+		'b"GET /</script><img/src=x/onerror=alert(2)>\xe2\x80\xa8 HTTP/1.1\r\nHost: x\r\n\r\n"' "$evil" ||
+		return 1
 	"$GMT" replay -q --html "$T/h.html" "$T/h.gmt" || return 1
 	expect 'grep -q "onerror=alert(2)" "$T/h.html" && ! grep -q "<img\|<svg onload" "$T/h.html"' \
 		"@the raw page holds the names, as no markup: $(grep -o ".\{20\}onerror=alert.\{10\}" "$T/h.html" | head -3)" ||

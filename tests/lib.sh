@@ -216,3 +216,27 @@ check_gpu_kinds() {
 		{kind, allocs, frees, failed, alloc_bytes, live_bytes}] | sort_by(.kind)" "$report")
 	expect '[ "$want" = "$got" ]' "by kind: made $want, seen $got"
 }
+
+# record_raw_request NODE REQUEST [ARGS...]: tests/http/server.mjs run by
+# NODE (a path: its name is the process's comm) with ARGS after its FIFO,
+# traced with -p and recorded to $T/h.gmt while one raw HTTP request (a
+# Python bytes literal) goes to it; returns once the tracer has ended
+record_raw_request() {
+	local node=$1 req=$2 port
+	shift 2
+	mkfifo "$T/ready"
+	SECRET=x "$node" "$ROOT/tests/http/server.mjs" "$T/ready" "$@" 2>"$T/server.err" &
+	RAW_PID=$!
+	trap 'kill $RAW_PID 2>/dev/null' EXIT
+	port=$(await_line "$T/ready" "$RAW_PID" "the test server" "$T/server.err") || return 1
+	start_tracer record -o "$T/h.gmt" -p "$RAW_PID" || return 1
+	python3 - "$port" "$req" <<'PY' || return 1
+import ast, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(ast.literal_eval(sys.argv[2]))
+s.settimeout(10)
+s.recv(4096)
+PY
+	kill -TERM "$RAW_PID"
+	wait_tracer
+}

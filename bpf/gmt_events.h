@@ -446,7 +446,12 @@ enum gmt_gpu_op {
 	GMT_GOP_MAP = 3,   /* vkMapMemory: handle mapped at aux */
 	GMT_GOP_UNMAP = 4,
 	GMT_GOP_INFO = 5, /* cuMemGetInfo: aux free, aux2 total */
+	GMT_GOP_ATTR = 6, /* cuDeviceGetAttribute: handle device, aux2 attribute, aux value */
 };
+
+/* CU_DEVICE_ATTRIBUTE_INTEGRATED: the one attribute recorded (1: the GPU's
+ * memory is the host's RAM, Jetson, GB10; 0: its own) */
+#define GMT_CU_ATTR_INTEGRATED 18
 
 enum gmt_gpu_kind {
 	GMT_GK_DEVICE = 0,     /* device memory (Vulkan: a device-local type) */
@@ -473,6 +478,8 @@ enum gmt_gpu_shape {
 	GMT_SH_VK_FREE = 8,  /* a0 = device, a1 = memory (void) */
 	GMT_SH_VK_MAP = 9,   /* a1 = memory, a2 = offset, a3 = size, *a5 = pointer */
 	GMT_SH_OUT = 10,     /* *a0 = handle: graph instantiation */
+	GMT_SH_DEV_ATTR =
+		11, /* *a0 = int value, a1 = attribute, a2 = device: cuDeviceGetAttribute */
 };
 
 /* cookie = func | shape << 16 | op << 24 | kind << 32 | api << 40 */

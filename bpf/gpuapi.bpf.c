@@ -205,6 +205,16 @@ static __always_inline void fill(struct gmt_gpu_call *e, struct gpu_frame *f, __
 			e->aux2 = read_u64(a[1]);
 		}
 		break;
+	case GMT_SH_DEV_ATTR:
+		e->handle = (__u32)a[2];
+		e->aux2 = (__u32)a[1];
+		if (ok) {
+			__s32 v = 0;
+
+			bpf_probe_read_user(&v, sizeof(v), (void *)a[0]);
+			e->aux = (__u32)v;
+		}
+		break;
 	case GMT_SH_VK_ALLOC:
 		e->aux2 = a[0];
 		vk_alloc_info(e, a[1]);
@@ -301,6 +311,10 @@ int gpu_return(struct pt_regs *ctx)
 	if (!f || !f->depth)
 		return 0;
 	if (--f->depth)
+		return 0;
+	/* cudaGetDeviceProperties asks a hundred attributes: one is kept */
+	if (GMT_COOKIE_SHAPE(f->cookie) == GMT_SH_DEV_ATTR &&
+	    (__u32)f->args[1] != GMT_CU_ATTR_INTEGRATED)
 		return 0;
 	if (GMT_COOKIE_OP(f->cookie) != GMT_GOP_ALLOC) {
 		/* frees, maps, queries: no stack, a small record */

@@ -11,7 +11,9 @@
  *
  * --ready FIFO write a line once the library is loaded
  * --wait FIFO  read one byte after dlopen, before the first call (the tracer
- *              has attached to the library) */
+ *              has attached to the library)
+ * --hold FIFO  read one byte after writing the summary, before exiting (its
+ *              memory stays live while the tracer samples) */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -36,6 +38,7 @@ typedef int (*inst5_fn)(void **, void *, void *, char *, size_t);
 typedef int (*inst_flags_fn)(void **, void *, unsigned long long);
 typedef int (*inst_params_fn)(void **, void *, void *);
 typedef int (*info_fn)(size_t *, size_t *);
+typedef int (*attr_fn)(int *, int, int);
 
 #define MIB (1ull << 20)
 #define MAX_KINDS 8
@@ -112,12 +115,30 @@ __attribute__((noinline)) static int alloc_too_much(const char *fn, size_t n)
 	return r;
 }
 
+/* CU_DEVICE_ATTRIBUTE_INTEGRATED of device 0 */
+static int integrated = -1;
+
+/* as cudart's cudaGetDeviceProperties does: every attribute, one by one
+ * (the tracer keeps the one it reads, 18: integrated) */
+static void device_properties(void)
+{
+	attr_fn get = (attr_fn)sym("cuDeviceGetAttribute");
+	int a, v;
+
+	for (a = 1; a <= 120; a++) {
+		check(get(&v, a, 0), "attribute");
+		if (a == 18)
+			integrated = v;
+	}
+}
+
 static void cuda_script(int n)
 {
 	void *p[64], *h[2], *va, *g[3], *graph = (void *)1, *q;
 	size_t pitch, fr, total;
 	int i;
 
+	device_properties();
 	for (i = 0; i < n; i++)
 		p[i] = alloc_weights("cuMemAlloc_v2", (i + 1) * MIB);
 	check(((pitch_fn)sym("cuMemAllocPitch_v2"))(&q, &pitch, 1000, 100, 4), "pitch");
@@ -247,7 +268,8 @@ static void loop(long n)
 
 int main(int argc, char **argv)
 {
-	const char *path = NULL, *api = "cuda", *wait = NULL, *out = NULL, *ready = NULL;
+	const char *path = NULL, *api = "cuda", *wait = NULL, *out = NULL, *ready = NULL,
+		   *hold = NULL;
 	long loops = 0;
 	int n = 8, i, escapes = 0;
 	FILE *f;
@@ -265,6 +287,8 @@ int main(int argc, char **argv)
 			ready = v, i++;
 		else if (!strcmp(argv[i], "--wait"))
 			wait = v, i++;
+		else if (!strcmp(argv[i], "--hold"))
+			hold = v, i++;
 		else if (!strcmp(argv[i], "--out"))
 			out = v, i++;
 		else if (!strcmp(argv[i], "--loop"))
@@ -307,8 +331,12 @@ int main(int argc, char **argv)
 			"\"alloc_bytes\": %llu, \"live_bytes\": %llu}",
 			i ? ", " : "", ex[i].kind, ex[i].allocs, ex[i].frees, ex[i].failed,
 			ex[i].alloc_bytes, ex[i].live_bytes);
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	if (integrated >= 0)
+		fprintf(f, ", \"integrated\": %d", integrated);
+	fprintf(f, "}\n");
 	if (f != stdout)
 		fclose(f);
+	wait_fifo(hold);
 	return 0;
 }

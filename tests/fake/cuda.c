@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -16,6 +17,7 @@ typedef void *CUstream, *CUmemoryPool, *CUgraph, *CUgraphExec, *CUgraphNode;
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_OUT_OF_MEMORY 2
+#define CUDA_ERROR_INVALID_DEVICE 101
 #define LIMIT (1ull << 40)
 
 static unsigned long long live, va_next = 0x7f0000000000ull;
@@ -182,6 +184,21 @@ CUresult cuGraphInstantiateWithParams(CUgraphExec *e, CUgraph g, void *params)
 CUresult cuGraphExecDestroy(CUgraphExec e)
 {
 	free(e);
+	return CUDA_SUCCESS;
+}
+
+/* one device; CU_DEVICE_ATTRIBUTE_INTEGRATED (18) is 1 where the test sets
+ * GMT_FAKE_CUDA_INTEGRATED=1 (a Jetson, a GB10), else 0 (a discrete GPU);
+ * any other attribute of the 1..140 that exist answers a number of its own */
+CUresult cuDeviceGetAttribute(int *pi, int attrib, int dev)
+{
+	const char *v = getenv("GMT_FAKE_CUDA_INTEGRATED");
+
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!pi || attrib < 1 || attrib > 140)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pi = attrib == 18 ? v && !strcmp(v, "1") : attrib * 7;
 	return CUDA_SUCCESS;
 }
 

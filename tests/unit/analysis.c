@@ -380,14 +380,18 @@ static struct model *device_model(unsigned int type, __u64 touched)
 	return m;
 }
 
-/* the bytes its E_LESS_VULKAN took off; 0 for none */
-static double less_vulkan(const struct finding *f)
+/* the bytes its E_LESS_VULKAN took off, and whose they were (API, "" for
+ * none); 0 for none */
+static double less_gpu(const struct finding *f, const char **api)
 {
 	size_t k;
 
+	*api = "";
 	for (k = 0; f && k < f->nr_evidence; k++)
-		if (f->evidence[k].code == E_LESS_VULKAN)
+		if (f->evidence[k].code == E_LESS_VULKAN) {
+			*api = f->evidence[k].a.E_LESS_VULKAN.api;
 			return f->evidence[k].a.E_LESS_VULKAN.bytes;
+		}
 	return 0;
 }
 
@@ -428,7 +432,7 @@ void test_findings_unified_memory(void)
 		ASSERT_EQ(m->nr_devices, 1, "one device");
 		ASSERT_EQ(m->devices[0].memory == MODEL_DEVMEM_HOST_RAM, cases[i].host_ram,
 			  "the device's memory kind");
-		ASSERT_EQ(model__vk_host_ram(m), cases[i].host_ram,
+		ASSERT_EQ(model__host_ram(m, MODEL_API_VK), cases[i].host_ram,
 			  "Vulkan's memory is the host's");
 		ASSERT_TRUE(leak != NULL, "the Vulkan growth is Vulkan's, whatever the device");
 		for (k = 0; k < n; k++) {
@@ -451,8 +455,9 @@ void test_findings_unified_memory(void)
 			 * steady, never below where it started */
 			ASSERT_TRUE(host != NULL, "the host heap, counted once, is steady");
 			/* all 96 MiB where touched; of untouched, the RSS's noise */
-			ASSERT_TRUE(fabs(less_vulkan(host) - 12 * cases[i].touched) <= 8192,
+			ASSERT_TRUE(fabs(less_gpu(host, &what) - 12 * cases[i].touched) <= 8192,
 				    "says what was taken off: what RSS holds of it");
+			ASSERT_TRUE(!cases[i].touched || !strcmp(what, "Vulkan"), "Vulkan's");
 			ASSERT_TRUE(!find_finding(fs, F_STEP, "host_anon"),
 				    "no step down for memory never touched");
 		} else {
@@ -467,6 +472,137 @@ void test_findings_unified_memory(void)
 				  "the metrics mark the bytes counted in the host's");
 		}
 		free(prom);
+		findings__free(fs);
+		model__free(m);
+	}
+}
+
+/* the target's cuDeviceGetAttribute(&v, ATTR, DEV) returning RESULT */
+static void cu_attr(struct model *m, double t, __u32 attr, __u32 dev, __u32 v, int result)
+{
+	struct gmt_gpu_call e;
+
+	memset(&e, 0, sizeof(e));
+	event__init(&e.hdr, GMT_EV_GPU_CALL, sizeof(e), T(t), 100);
+	e.api = GMT_API_CU;
+	e.op = GMT_GOP_ATTR;
+	e.kind = GMT_GK_DEVICE;
+	e.mem_type = ~0u;
+	e.handle = dev;
+	e.aux2 = attr;
+	e.aux = v;
+	e.result = result;
+	model__add(m, &e.hdr);
+}
+
+/* issue 38 for CUDA: a device whose CU_DEVICE_ATTRIBUTE_INTEGRATED is 1
+ * (Jetson, GB10) has the host's RAM for memory: its cuMemAlloc bytes are
+ * counted once, in the host's; 0, or no answer, or several devices of which
+ * one is not integrated: apart, as before */
+void test_findings_unified_cuda(void)
+{
+	static const struct {
+		int integrated[2]; /* devices 0 and 1; -1: not asked */
+		bool other_attrs;  /* attributes other than 18, and failed calls */
+		bool host_ram;
+		size_t devices;
+	} cases[] = {
+		{ { 1, -1 }, false, true, 1 },	 { { 0, -1 }, false, false, 1 },
+		{ { -1, -1 }, false, false, 0 }, { { 1, 0 }, false, false, 2 },
+		{ { 1, 1 }, true, true, 2 },	 { { -1, -1 }, true, false, 0 },
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model *m = model_of_run(2);
+		struct findings *fs;
+		const struct model_proc *p;
+		struct category cats[CAT_MAX];
+		struct gmt_meminfo mi;
+		size_t n, seen = 0;
+		struct req_delta d;
+		const char *what = NULL;
+		double limit = 0;
+		__u32 dev;
+
+		memset(&mi, 0, sizeof(mi));
+		event__init(&mi.hdr, GMT_EV_MEMINFO, sizeof(mi), T(1.5), 0);
+		mi.total_kb = 4 << 20;
+		mi.available_kb = 1 << 20;
+		model__add(m, &mi.hdr);
+		for (dev = 0; dev < 2; dev++) {
+			if (cases[i].other_attrs) {
+				cu_attr(m, 2, 16, dev, 132, 0);
+				cu_attr(m, 2, GMT_CU_ATTR_INTEGRATED, dev, 1, 101);
+			}
+			if (cases[i].integrated[dev] >= 0) /* asked twice: one device */
+				for (k = 0; k < 2; k++)
+					cu_attr(m, 2 + k * 0.1, GMT_CU_ATTR_INTEGRATED, dev,
+						cases[i].integrated[dev], 0);
+		}
+		rss_at(m, 2.9, 200ull << 20);
+		for (k = 0; k < 12; k++) {
+			double t = 3 + k;
+
+			http_event(m, t, 10 + k, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+			gpu_call(m, t + 0.1, GMT_API_CU, GMT_GOP_ALLOC, GMT_GK_DEVICE, 0x100 + k,
+				 8 << 20, 0, ~0u);
+			rss_at(m, t + 0.3, (200ull << 20) + (k + 1) * (8 << 20));
+			http_event(m, t + 0.5, 10 + k, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+			http_event(m, t + 0.6, 10 + k, GMT_HTTP_RESP_END, NULL, 200,
+				   GMT_HTTP_END_LENGTH);
+		}
+		fs = findings__build(m);
+		p = model__proc(m, 100);
+		ASSERT_EQ(m->nr_devices, cases[i].devices, "a device per ordinal asked");
+		for (k = 0; k < m->nr_devices; k++)
+			ASSERT_TRUE(m->devices[k].api == MODEL_API_CU &&
+					    m->devices[k].type ==
+						    (cases[i].integrated[k] ?
+							     MODEL_GPU_TYPE_INTEGRATED :
+							     MODEL_GPU_TYPE_DISCRETE) &&
+					    (m->devices[k].memory == MODEL_DEVMEM_HOST_RAM) ==
+						    (cases[i].integrated[k] == 1),
+				    "integrated: the host's RAM; else separate");
+		ASSERT_EQ(model__host_ram(m, MODEL_API_CU), cases[i].host_ram,
+			  "CUDA's memory is the host's");
+		ASSERT_TRUE(!model__host_ram(m, MODEL_API_VK), "not Vulkan's");
+		n = p ? categories__list(m, p, cats, CAT_MAX) : 0;
+		for (k = 0; k < n; k++) {
+			if (strcmp(cats[k].name, "cuda_device"))
+				continue;
+			seen++;
+			ASSERT_EQ(cats[k].in_host, cases[i].host_ram, "counted in the host's");
+			ASSERT_EQ(category__in_total(&cats[k]), !cases[i].host_ram,
+				  "in the total only where it is not the host's");
+			if (cases[i].host_ram)
+				ASSERT_TRUE(
+					category__limit(m, p, &cats[k], 96 << 20, &limit, &what) &&
+						!strcmp(what, "the host's available RAM") &&
+						limit == (96 << 20) + (1ull << 30),
+					"runs out where the host's RAM does");
+			else
+				ASSERT_TRUE(
+					!category__limit(m, p, &cats[k], 96 << 20, &limit, &what),
+					"a discrete device's: no limit known (no NVML here)");
+		}
+		ASSERT_EQ(seen, 1, "the CUDA device memory");
+		if (p && p->nr_reqs) {
+			requests__delta(m, p, &p->reqs[0], &d);
+			ASSERT_EQ(requests__memory(&d), cases[i].host_ram ? 8 << 20 : 16 << 20,
+				  "a request's memory: each byte once");
+		}
+		if (cases[i].host_ram) {
+			const struct finding *host = find_finding(fs, F_STEADY, "host_anon");
+
+			ASSERT_TRUE(host != NULL,
+				    "the host heap, less the CUDA bytes it holds, is steady");
+			ASSERT_TRUE(fabs(less_gpu(host, &what) - (96 << 20)) <= 8192 &&
+					    !strcmp(what, "CUDA"),
+				    "says what was taken off, and whose: all 96 MiB, touched");
+		} else
+			ASSERT_TRUE(find_finding(fs, F_LEAK, "host_anon") != NULL,
+				    "apart: the host heap's growth is its own");
 		findings__free(fs);
 		model__free(m);
 	}

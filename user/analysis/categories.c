@@ -46,8 +46,6 @@ static const char *kind_key(unsigned int kind)
 static void api_categories(const struct model *m, const struct model_proc *p, struct category *out,
 			   size_t *n, size_t max)
 {
-	bool vk_host = model__vk_host_ram(m);
-
 	char name[32], text[48];
 	unsigned int a, k;
 
@@ -78,8 +76,8 @@ static void api_categories(const struct model *m, const struct model_proc *p, st
 			c->zero_before = true;
 			c->device = k == MODEL_KIND_DEVICE || k == MODEL_KIND_MANAGED ||
 				    k == MODEL_KIND_VMM_PHYS;
-			/* every Vulkan kind: host-visible memory is the host's too */
-			c->in_host = vk_host && a == MODEL_API_VK;
+			/* every kind: host-visible and pinned memory is the host's too */
+			c->in_host = model__host_ram(m, a);
 		}
 }
 
@@ -195,13 +193,14 @@ bool category__limit(const struct model *m, const struct model_proc *p, const st
 		*limit = level + room;
 		return true;
 	case CAT_API:
-		if (c->api == MODEL_API_VK && c->in_host) {
+		if (c->in_host) {
 			/* the device's memory is the host's: it runs out where the
-			 * host's RAM or the cgroup's limit does, or at its heap */
+			 * host's RAM or the cgroup's limit does, or at its (Vulkan) heap */
 			double heap;
 			bool host = category__host_room(m, p, &room, what);
 
-			if (vk_heap(m, true, &heap) && (!host || heap < level + room)) {
+			if (c->api == MODEL_API_VK && vk_heap(m, true, &heap) &&
+			    (!host || heap < level + room)) {
 				*limit = heap;
 				*what = "the device-local heap (the host's RAM)";
 				return true;

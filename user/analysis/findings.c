@@ -379,6 +379,11 @@ static void host_less_vulkan(struct judged *host, const struct judged *all, size
 
 	if (strcmp(host->c.name, "host_anon"))
 		return;
+	/* whose memory: one API's, or (NONE) several */
+	for (k = 0, i = 0; k < n; k++)
+		if (all[k].c.cls == CAT_API && all[k].c.in_host)
+			host->gpu_api = !i++ || host->gpu_api == all[k].c.api ? all[k].c.api :
+										MODEL_API_NONE;
 	for (i = 0; i < host->n; i++) {
 		for (vk = 0, k = 0; k < n; k++)
 			if (all[k].c.cls == CAT_API && all[k].c.in_host &&

@@ -18,11 +18,12 @@ struct judged {
 	double *x; /* where each point is: its request's number, or seconds */
 	size_t n;
 	bool per_request;
-	bool base;	 /* point 0 is the level before the first request */
-	double dt;	 /* seconds between points over time */
-	double material; /* a change smaller than this is steady */
-	double gpu_part; /* host_anon: Vulkan memory taken off its last level */
-	double first;	 /* the first request's rise, left out of the shape; 0: none */
+	bool base;	      /* point 0 is the level before the first request */
+	double dt;	      /* seconds between points over time */
+	double material;      /* a change smaller than this is steady */
+	double gpu_part;      /* host_anon: Vulkan memory taken off its last level */
+	unsigned int gpu_api; /* whose memory that is (MODEL_API_*); NONE: several */
+	double first;	      /* the first request's rise, left out of the shape; 0: none */
 	struct shape_result r;
 };
 

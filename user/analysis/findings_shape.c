@@ -7,6 +7,7 @@
 #include <string.h>
 #include "findings_int.h"
 #include "llama_conf.h"
+#include "stream/gpufuncs.h"
 
 #define Z95 1.96
 
@@ -586,7 +587,8 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	if (f->roles[0] && f->kind != F_STEADY)
 		by_role_say(f);
 	if (j->gpu_part > 0)
-		EVIDENCE(f, E_LESS_VULKAN, .bytes = j->gpu_part);
+		EVIDENCE(f, E_LESS_VULKAN, .bytes = j->gpu_part,
+			 .api = j->gpu_api ? gpufuncs__api_name(j->gpu_api) : "GPU");
 	if (j->first > 0)
 		EVIDENCE(f, E_FIRST_LEFT_OUT, .step = j->first, .request = j->x[0]);
 	if (j->r.shape == SHAPE_STEP)

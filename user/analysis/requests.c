@@ -44,7 +44,7 @@ void requests__delta(const struct model *m, const struct model_proc *p,
 					continue;
 				c = change(&p->gpu->st[a][k].series, from, to);
 				d->gpu += c;
-				if (a == MODEL_API_VK && model__vk_host_ram(m))
+				if (model__host_ram(m, a))
 					d->gpu_in_host += c;
 			}
 	}

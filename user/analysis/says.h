@@ -118,7 +118,7 @@ enum finding_kind {
 	X(E_MAPPINGS_COVER, "mappings_cover", V(mapped) V(grew)) \
 	X(E_GRAPHS_GROW, "graphs_grow", S(what) V(per_unit) V(pr) V(live)) \
 	X(E_HOST_NOT_GPU, "host_not_gpu", S(flat)) \
-	X(E_LESS_VULKAN, "less_vulkan", V(bytes)) \
+	X(E_LESS_VULKAN, "less_vulkan", V(bytes) S(api)) \
 	X(E_FIRST_LEFT_OUT, "first_left_out", V(step) V(request)) \
 	X(E_STEP_FIT, "step_fit", V(points) V(pr) V(first) V(last) V(noise)) \
 	X(E_BOUNDED_FIT, "bounded_fit", V(points) V(pr) V(rate) V(point) V(noise) V(confidence)) \

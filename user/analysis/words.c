@@ -856,9 +856,9 @@ static void say_E_LESS_VULKAN(struct words *w, const struct say_E_LESS_VULKAN *x
 	char a[32];
 
 	put(w,
-	    "judged less what the Vulkan memory's own change accounts for of it (%s at "
-	    "the end): this device's memory is the host's RAM, counted once, as Vulkan's",
-	    B(a, x->bytes));
+	    "judged less what the %s memory's own change accounts for of it (%s at "
+	    "the end): this device's memory is the host's RAM, counted once, as %s's",
+	    x->api, B(a, x->bytes), x->api);
 }
 
 static void say_E_FIRST_LEFT_OUT(struct words *w, const struct say_E_FIRST_LEFT_OUT *x)

@@ -902,6 +902,32 @@ static void summarize_procs(struct model *m)
 }
 
 /* events that belong to one process */
+/* devices a target may name by ordinal: past them its calls are not devices */
+#define CU_DEVICES 256
+
+/* a CUDA device as the target's own cuDeviceGetAttribute saw it: integrated
+ * (Jetson, GB10) or not; every process's calls name the same devices */
+static void on_cu_attr(struct model *m, const struct gmt_gpu_call *e)
+{
+	struct model_device *d = NULL;
+	size_t i;
+
+	if (e->api != GMT_API_CU || e->aux2 != GMT_CU_ATTR_INTEGRATED || e->result ||
+	    e->handle >= CU_DEVICES)
+		return;
+	for (i = 0; i < m->nr_devices && !d; i++)
+		if (m->devices[i].api == MODEL_API_CU && m->devices[i].index == e->handle)
+			d = &m->devices[i];
+	if (!d) {
+		if (model__grow((void **)&m->devices, &m->devices_cap, m->nr_devices, sizeof(*d)))
+			return;
+		d = &m->devices[m->nr_devices++];
+		*d = (struct model_device){ .api = MODEL_API_CU, .index = e->handle };
+	}
+	d->type = e->aux ? MODEL_GPU_TYPE_INTEGRATED : MODEL_GPU_TYPE_DISCRETE;
+	d->memory = model__device_memory(d);
+}
+
 static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 {
 	struct model_proc *p = get_proc(m, e->pid, e->ts_ns);
@@ -1042,6 +1068,8 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		on_touch(p, (const void *)e);
 		break;
 	case GMT_EV_GPU_CALL:
+		if (((const struct gmt_gpu_call *)e)->op == GMT_GOP_ATTR)
+			on_cu_attr(m, (const void *)e);
 		model_gpu__add(m, p, (const void *)e);
 		break;
 	case GMT_EV_DRM_FDINFO:
@@ -1106,11 +1134,17 @@ enum model_devmem model__device_memory(const struct model_device *d)
 	return MODEL_DEVMEM_SEPARATE;
 }
 
-bool model__vk_host_ram(const struct model *m)
+bool model__host_ram(const struct model *m, enum model_api api)
 {
-	const struct model_device *d = model__vk_device(m);
+	size_t i, n = 0;
 
-	return d && d->memory == MODEL_DEVMEM_HOST_RAM;
+	for (i = 0; i < m->nr_devices; i++)
+		if (m->devices[i].api == api) {
+			if (m->devices[i].memory != MODEL_DEVMEM_HOST_RAM)
+				return false;
+			n++;
+		}
+	return n > 0;
 }
 
 const char *model__gpu_type_name(enum model_gpu_type t)

@@ -166,7 +166,8 @@ enum model_gpu_type {
  * host's RAM, which the process's RSS and its cgroup already count */
 enum model_devmem { MODEL_DEVMEM_SEPARATE, MODEL_DEVMEM_HOST_RAM };
 
-/* what a driver said of a device's memory */
+/* what a driver said of a device's memory (Vulkan), or what the target
+ * learned of it (CUDA: its integrated attribute only, no name or heaps) */
 struct model_device {
 	enum model_api api;
 	__u32 index; /* physical device index in the driver */
@@ -692,8 +693,10 @@ const struct model_device *model__vk_device(const struct model *m);
  * integrated device (recorded without a type: Mesa's CPU drivers by vendor
  * and name); otherwise separate */
 enum model_devmem model__device_memory(const struct model_device *d);
-/* the process's Vulkan memory is the host's RAM: the one Vulkan device is */
-bool model__vk_host_ram(const struct model *m);
+/* the API's memory is the host's RAM: every device of it that its driver
+ * described (Vulkan) or the target asked about (CUDA) is, and one was.
+ * A call does not say which of several devices it went to. */
+bool model__host_ram(const struct model *m, enum model_api api);
 /* "integrated", "discrete", "cpu", ...; NULL for not said */
 const char *model__gpu_type_name(enum model_gpu_type t);
 /* GPU calls: model_gpu.c */

@@ -126,13 +126,20 @@ void print_gpu_devices(FILE *out, const struct model *m)
 	for (i = 0; i < m->nr_devices; i++) {
 		const struct model_device *d = &m->devices[i];
 
-		fprintf(out, "  %s device %u: %s (driver %s)\n", gpufuncs__api_name(d->api),
-			d->index, d->name, d->driver);
+		if (d->api == MODEL_API_CU) /* its attribute only, as the target asked */
+			fprintf(out, "  CUDA device %u: %s (cuDeviceGetAttribute)\n", d->index,
+				model__gpu_type_name(d->type));
+		else
+			fprintf(out, "  %s device %u: %s (driver %s)\n", gpufuncs__api_name(d->api),
+				d->index, d->name, d->driver);
 		if (d->memory == MODEL_DEVMEM_HOST_RAM)
 			fprintf(out,
 				"    device memory is the host's RAM (%s): counted once, in the "
 				"host's RSS (anonymous) and its cgroup\n",
 				devmem_why(d));
+		else if (d->api == MODEL_API_CU)
+			fprintf(out,
+				"    device memory is its own, separate from the host's RAM\n");
 		for (j = 0; j < d->nr_heaps; j++)
 			fprintf(out, "    heap %u: %s%s\n", j, B(a, d->heaps[j].size),
 				d->heaps[j].flags & 1 ? ", device-local" : "");

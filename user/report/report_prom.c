@@ -160,9 +160,8 @@ static void gpu(FILE *out, const struct model *m, struct model_proc **live, size
 						continue;
 					snprintf(extra, sizeof(extra), "api=\"%s\",kind=\"%s\"%s",
 						 gpufuncs__api_name(a), gpufuncs__kind_name(k),
-						 a == MODEL_API_VK && model__vk_host_ram(m) ?
-							 ",memory=\"host_ram\"" :
-							 "");
+						 model__host_ram(m, a) ? ",memory=\"host_ram\"" :
+									 "");
 					sample(out, metrics[j].name, live[i], extra, v[j]);
 				}
 		}

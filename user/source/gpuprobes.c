@@ -55,6 +55,7 @@ static const struct {
 	{ "hipGraphInstantiateWithFlags", GMT_SH_OUT },
 	{ "hipGraphExecDestroy", GMT_SH_HANDLE },
 	{ "hipMemGetInfo", GMT_SH_MEMINFO },
+	{ "cuDeviceGetAttribute", GMT_SH_DEV_ATTR },
 };
 
 int gpuprobes__cookie(unsigned int func, __u64 *cookie)

@@ -58,6 +58,8 @@ const struct gpu_func gpu_funcs[] = {
 	{ "hipGraphInstantiateWithFlags", HIP, GMT_GOP_ALLOC, GMT_GK_GRAPH_EXEC },
 	{ "hipGraphExecDestroy", HIP, GMT_GOP_FREE, GMT_GK_GRAPH_EXEC },
 	{ "hipMemGetInfo", HIP, GMT_GOP_INFO, GMT_GK_DEVICE },
+
+	{ "cuDeviceGetAttribute", CU, GMT_GOP_ATTR, GMT_GK_DEVICE },
 };
 
 const size_t gpu_nr_funcs = sizeof(gpu_funcs) / sizeof(gpu_funcs[0]);

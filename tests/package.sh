@@ -43,15 +43,15 @@ check_man_and_completion() {
 	}
 	for o in $(help_options "$gmt"); do
 		expect 'grep -q -- "\(^\| \)$o\([=, ]\|\$\)" <<<"$page"' "the page has $o" || return 1
-		case $o in --events | --folded | --from | --live | --perfetto | --pprof | --sample | --speed | --to) continue ;; esac
+		case $o in --events | --folded | --from | --html | --live | --perfetto | --pprof | --sample | --speed | --to) continue ;; esac
 		expect 'grep -qx -- "$o" <<<"$words"' "'gpumemtrace -' offers $o" || return 1
 	done
 	expect '[ "$(complete_words "$comp" gpumemtrace --max-d)" = --max-disk ]' \
 		"--max-d completes to --max-disk" || return 1
 	expect '[ "$(complete_words "$comp" gpumemtrace replay -- | paste -sd" ")" = \
-		"--events --folded --from --json --live --perfetto --pprof --sample --speed --to" ]' \
+		"--events --folded --from --html --json --live --perfetto --pprof --sample --speed --to" ]' \
 		"replay -- offers replay's options" || return 1
-	expect '! complete_words "$comp" gpumemtrace - | grep -qx -- "--perfetto\|--pprof\|--from"' \
+	expect '! complete_words "$comp" gpumemtrace - | grep -qx -- "--perfetto\|--pprof\|--html\|--from"' \
 		"tracing is not offered replay's options" || return 1
 	expect '[ "$(complete_words "$comp" gpumemtrace re | paste -sd" ")" = "record replay" ]' \
 		"re completes to record and replay" || return 1

@@ -55,12 +55,13 @@ test_unified_vkalloc_counted_once() {
 		--direct 4 --unit $((8 << 20)) 2>"$T/vk.err" &
 	pid=$!
 	await_line "$T/ready" "$pid" vkalloc "$T/vk.err" >/dev/null || return 1
-	start_tracer record -o "$T/vk.gmt" --json -p "$pid" || return 1
+	start_tracer record -o "$T/vk.gmt" --json -i 0.2 -p "$pid" || return 1
 	echo go >"$T/go"
 	cat "$T/done" >"$T/wl.json"
-	# two intervals seen with the memory live, then /proc's figures
-	expect 'lines_with "$T/gmt.err" "vulkan_device 288.0 MiB" 2' \
-		"@two intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
+	# eight intervals seen with the memory live (a shape needs four), then
+	# /proc's figures
+	expect 'lines_with "$T/gmt.err" "vulkan_device 288.0 MiB" 8' \
+		"@eight intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
 	rss=$(status_bytes "$pid" VmRSS)
 	hwm=$(status_bytes "$pid" VmHWM)
 	echo x >"$T/hold"

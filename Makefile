@@ -294,14 +294,16 @@ llama-server: e2e-deps
 	$(Q)tools/llama-server.sh >/dev/null
 	$(Q)tools/llama-server.sh --arm64 >/dev/null
 
+# the builds before the tests use every core (the tests run one at a time)
+JOBS ?= $(shell nproc)
 test: deps e2e-deps llama-server
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
+	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
 		$(OUTPUT)/tests/fuzz-http $(OUTPUT)/tests/fuzz-timings
 ifeq ($(HOST_ARCH),x86)
-	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all
+	$(Q)$(MAKE) -j$(JOBS) --no-print-directory ARCH=arm64 all
 endif
 	$(Q)tools/package.sh >/dev/null || echo "the Debian package did not build: tests/package.sh says why"
 	$(Q)tests/run.sh

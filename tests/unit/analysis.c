@@ -7,6 +7,7 @@
 #include "series.h"
 #include "analysis/analyze.h"
 #include "analysis/findings.h"
+#include "analysis/findings_int.h"
 #include "analysis/llama_conf.h"
 #include "analysis/requests.h"
 #include "analysis/words.h"
@@ -1063,4 +1064,31 @@ void test_findings_by_role_and_bound(void)
 	}
 	findings__free(fs);
 	model__free(m);
+}
+
+/* a role past its bound only past the sampling error: 6 samples of 1 MiB
+ * against --cache-ram 4 MiB are within it; 600 of them are not; exact
+ * (unsampled) bytes get no room */
+void test_findings_role_past_bound_sampled(void)
+{
+	struct finding f;
+	const struct finding_role *top;
+
+	memset(&f, 0, sizeof(f));
+	f.nr_roles = 1;
+	snprintf(f.role_v[0].role, sizeof(f.role_v[0].role), "prompt cache");
+	f.role_v[0].bound = ROLE_CACHE_RAM;
+	f.role_v[0].bound_bytes = 4.0 * 1048576;
+	f.role_v[0].bytes = f.role_v[0].held = 6.0 * 1048576;
+	f.role_v[0].count = f.role_v[0].sampled = 6;
+	ASSERT_TRUE(findings__roles_verdict(&f, &top) != ROLES_PAST_BOUND,
+		    "6 samples of 1 MiB: within the error of 4 MiB");
+	f.role_v[0].sampled = 0;
+	ASSERT_TRUE(findings__roles_verdict(&f, &top) == ROLES_PAST_BOUND,
+		    "6 MiB counted exactly: past 4 MiB");
+	f.role_v[0].bound_bytes = 400.0 * 1048576;
+	f.role_v[0].bytes = f.role_v[0].held = 600.0 * 1048576;
+	f.role_v[0].count = f.role_v[0].sampled = 600;
+	ASSERT_TRUE(findings__roles_verdict(&f, &top) == ROLES_PAST_BOUND,
+		    "600 samples of 1 MiB: past 400 MiB");
 }

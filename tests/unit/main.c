@@ -38,6 +38,7 @@ static const struct {
 	{ "unit_findings_counted_once", test_findings_counted_once },
 	{ "unit_findings_unified_memory", test_findings_unified_memory },
 	{ "unit_findings_unified_cuda", test_findings_unified_cuda },
+	{ "unit_findings_role_past_bound_sampled", test_findings_role_past_bound_sampled },
 	{ "unit_findings_first_left_out", test_findings_first_left_out },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },

@@ -103,6 +103,7 @@ void test_analyze_controls(void);
 void test_findings_counted_once(void);
 void test_findings_unified_memory(void);
 void test_findings_unified_cuda(void);
+void test_findings_role_past_bound_sampled(void);
 void test_findings(void);
 void test_findings_first_left_out(void);
 void test_findings_long_run(void);

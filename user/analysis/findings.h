@@ -39,6 +39,7 @@ struct finding_role {
 	double bytes; /* of the growth: held, or first touched (sampled) */
 	double held;  /* its share of what the level rose by */
 	__u64 count;
+	__u64 sampled; /* of count, sampled first touches: held is an estimate */
 	enum role_bound bound;
 	double bound_bytes; /* NAN where no figure bounds it */
 };

@@ -91,6 +91,8 @@ void findings__roles(const struct model *m, const struct model_proc *p,
 		}
 		v[k].bytes += s[i].bytes;
 		v[k].count += s[i].count;
+		if (s[i].sampled)
+			v[k].sampled += s[i].count;
 	}
 	/* no role named: in llama-server, all of it is "other"; elsewhere
 	 * roles say nothing */
@@ -129,10 +131,13 @@ enum roles_verdict findings__roles_verdict(const struct finding *f, const struct
 		return ROLES_UNKNOWN;
 	for (i = 0; i < f->nr_roles; i++) {
 		const struct finding_role *r = &f->role_v[i];
+		/* a sampled estimate is off by about itself / sqrt(samples):
+		 * twice that is room (6 samples of 1 MiB are not past 4 MiB) */
+		double err = r->sampled ? 2 * r->held / sqrt((double)r->sampled) : 0;
 
 		/* past its bound, with room for what the allocator keeps of
 		 * the entries it dropped: a finding of its own, never "bounded" */
-		if (isfinite(r->bound_bytes) && r->held > 1.25 * r->bound_bytes) {
+		if (isfinite(r->bound_bytes) && r->held - err > 1.25 * r->bound_bytes) {
 			*top = r;
 			return ROLES_PAST_BOUND;
 		}

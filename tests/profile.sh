@@ -88,10 +88,12 @@ test_pprof_vulkan_totals_are_the_reports() {
 # Host heap from sampled first touches: the profile's total is the report's
 # first-touched bytes exactly (the same samples, each weighted by the bytes
 # it stands for); the heap the program filled, in save_entry, within a
-# quarter: at one sample a MiB, 30 MiB are about 30 samples, so a
-# quarter is more than two standard deviations of the count (1/sqrt(30) =
-# 18%) - the bound test_first_touches_name_the_heap_growth uses. A growth
-# profile from after start-up has that stack on top, the leak standing alone
+# quarter: at one sample in 256 KiB, 30 MiB are about 120 samples; the
+# gaps between them are uniform (variance a third of the mean's square),
+# so the count's deviation is sqrt(120 / 3) = 5%, and a quarter nearly
+# five of them (at the default MiB, 30 samples, a quarter was 2.4 and CI
+# once drew 39). A growth profile from after start-up has that stack on
+# top, the leak standing alone
 test_pprof_host_heap_and_growth() {
 	need_root
 	need_pprof
@@ -100,7 +102,7 @@ test_pprof_host_heap_and_growth() {
 	"$ROOT/.output/tests/workload-nofp" --wait "$T/go" --out "$T/done" --hold "$T/hold" \
 		--steps 40 --step-mib 0 --step-ms 20 --entries 8 --entry-kib 96 &
 	WL_PID=$!
-	start_tracer record -o "$T/h.gmt" -i 0.1 -p "$WL_PID" || return 1
+	start_tracer record -o "$T/h.gmt" -i 0.1 --touch-sample 256K -p "$WL_PID" || return 1
 	release_workload
 	kill -INT "$GMT_PID"
 	wait_tracer || return 1

@@ -60,6 +60,8 @@ else
 fi
 export GMT_TEST_FILES="${files[*]}"
 limit=${GMT_TEST_TIMEOUT:-240}
+times=$ROOT/.output/test-seconds
+mkdir -p "${times%/*}" && : >"$times"
 names=$(sed -n 's/^\(test_[a-z0-9_]*\)() {$/\1/p' "${files[@]}")
 # Each test runs in a cgroup of its own where the kernel has cgroup v2, so
 # that everything it started is killed when it ends, pass or fail, however
@@ -82,6 +84,7 @@ end_test() { # end_test CGROUP TMP: kill what the test left, then its files
 for name in $names; do
 	[ -n "$pattern" ] && [[ $name != *"$pattern"* ]] && continue
 	tmp=$(mktemp -d /tmp/gmt-test.XXXXXX)
+	started=$SECONDS
 	cg=""
 	if [ -n "$cg_root" ] && mkdir "$cg_root/${tmp##*/}" 2>/dev/null; then
 		cg=$cg_root/${tmp##*/}
@@ -109,6 +112,8 @@ for name in $names; do
 	*) tally <<<"not ok $name" ;;
 	esac
 	end_test "$cg" "$tmp"
+	# each test's seconds, for finding where the suite's time goes
+	echo "$((SECONDS - started)) $name" >>"$times"
 done
 
 if [ ${#failures[@]} -gt 0 ]; then

@@ -70,7 +70,7 @@ echo "=== recording end"
 GUEST
 	ARCH=arm64 EXTRA="$(dirname "$wl")/workload-nofp-static:/bin/workload-nofp" \
 		"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" | tr -d '\r' >"$c"
-	expect 'grep -q "^=== rc 0" "$c"' "@gpumemtrace ran in the guest: $(grep -v '^ ' "$c" | head -5)" ||
+	expect 'grep -q "^=== rc 0" "$c"' "gpumemtrace ran in the guest: $(grep -v '^ ' "$c" | head -5)" ||
 		return 1
 	arm64_part "$c" workload >"$T/wl.json"
 	arm64_part "$c" report >"$r"
@@ -89,13 +89,13 @@ GUEST
 		.name == "exceptions:page_fault_user" or .name == "fexit:handle_mm_fault"'
 	echo "# not attached on arm64 $version: $(jq -c '[.probes[] | select(.status != "attached") | .name]' "$r")"
 	expect '[ "$(jq "[.probes[] | select(.status != \"attached\" and (($absent | not) or (.reason // \"\") == \"\"))] | length" "$r")" = 0 ]' \
-		"@every probe attached or said why not: $(jq -c '[.probes[] | select(.status != "attached")]' "$r")" ||
+		"every probe attached or said why not: $(jq -c '[.probes[] | select(.status != "attached")]' "$r")" ||
 		return 1
 	local p
 	for p in kmem:rss_stat syscalls:mmap/munmap/mremap/brk uprobes:gpu syscalls:http syscalls:http-ends \
 		sched:process_exec/fork/exit; do
 		expect '[ "$(jqr ".probes[] | select(.name == \"$p\") | .status" "$r")" = attached ]' \
-			"@$p attached on arm64 $version: $(jq -c ".probes[] | select(.name == \"$p\")" "$r")" ||
+			"$p attached on arm64 $version: $(jq -c ".probes[] | select(.name == \"$p\")" "$r")" ||
 			return 1
 	done
 	expect '[[ $(jqr ".probes[] | select(.name == \"syscalls:dup2\") | .reason" "$r") == *dup3* ]]' \
@@ -104,7 +104,7 @@ GUEST
 	# growth as on the host, faults counted and classed by the page-fault
 	# software event (arm64 has no exceptions:page_fault_user)
 	expect '[ "$(jqr ".probes[] | select(.name == \"perf:page-faults\") | .status" "$r")" = attached ]' \
-		"@perf:page-faults took faults on arm64 $version: $(jq -c '[.probes[] | select(.name | test("fault"))]' "$r")" ||
+		"perf:page-faults took faults on arm64 $version: $(jq -c '[.probes[] | select(.name | test("fault"))]' "$r")" ||
 		return 1
 	check_growth "$r" "$T/wl.json" 0 || return 1
 	expect '[ "$(jqr .processes[0].page_faults.classified "$r")" = true ] &&
@@ -116,7 +116,7 @@ GUEST
 		"first touches stand for $touched bytes; the workload touched 128 MiB" || return 1
 	expect 'jq -e "[.findings[] | select(.category == \"host_anon\")][0].stacks[0] |
 		.sampled and (.stack | map(.symbol) | index(\"grow_step\"))" "$r" >/dev/null' \
-		"@first touches in grow_step: $(jq -c '[.findings[] | select(.category == "host_anon")][0].stacks[0] | [.sampled, [.stack[].symbol]]' "$r")" ||
+		"first touches in grow_step: $(jq -c '[.findings[] | select(.category == "host_anon")][0].stacks[0] | [.sampled, [.stack[].symbol]]' "$r")" ||
 		return 1
 	# the churn: 50 small mmap/munmap pairs after the 8 steps' mmaps
 	expect '[ "$(jq -c ".processes[0].mappings | [.mmap_calls >= 58, .munmap_calls >= 50]" "$r")" = "[true,true]" ]' \
@@ -135,21 +135,21 @@ GUEST
 		"first touched in save_entry: $got; the workload filled $want" || return 1
 	expect 'jq -e "[.stacks[] | select(.stack | map(.symbol) | index(\"save_entry\"))][0].stack |
 		map(.symbol) | index(\"main\") != null" <<<"$f" >/dev/null' \
-		"@unwound past save_entry to main by CFI (frame pointers skip from the leaf to libc's frame): $(jq -c '[.stacks[0].stack[].symbol]' <<<"$f")" ||
+		"unwound past save_entry to main by CFI (frame pointers skip from the leaf to libc's frame): $(jq -c '[.stacks[0].stack[].symbol]' <<<"$f")" ||
 		return 1
 
 	# the leak stand-in's verdict, from the recording
 	expect 'grep -q "^=== record rc 0" "$c" && grep -q "^=== replay json rc 0" "$c" &&
 		[ "$(jq "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")] | length" "$j")" = 1 ]' \
-		"@the leak found: $(grep "^=== re" "$c"; jq -c '[.findings[] | [.kind, .category]]' "$j")" || return 1
+		"the leak found: $(grep "^=== re" "$c"; jq -c '[.findings[] | [.kind, .category]]' "$j")" || return 1
 
 	# the recording replayed here, by this host's binary: the guest's report,
 	# byte for byte
 	"$GMT" replay "$T/rec.gmt" >"$T/host.txt" || return 1
 	"$GMT" replay --json "$T/rec.gmt" >"$T/host.json" || return 1
-	expect 'cmp -s "$T/rep.txt" "$T/host.txt"' "@the text report: $(diff "$T/rep.txt" "$T/host.txt" | head -5)" ||
+	expect 'cmp -s "$T/rep.txt" "$T/host.txt"' "the text report: $(diff "$T/rep.txt" "$T/host.txt" | head -5)" ||
 		return 1
-	expect 'cmp -s "$j" "$T/host.json"' "@the JSON report: $(diff "$j" "$T/host.json" | head -5)"
+	expect 'cmp -s "$j" "$T/host.json"' "the JSON report: $(diff "$j" "$T/host.json" | head -5)"
 }
 
 test_arm64_6_1() {

@@ -13,6 +13,7 @@ tests/lib.sh's `expect` evaluates. Words that are variables ($GMT) are the
 project's own programs and are not looked up. Exits 1 naming each command
 that nothing installed by deps.sh gives; --list prints command, package.
 """
+import concurrent.futures
 import json
 import os
 import re
@@ -64,17 +65,42 @@ def parse(code):
     return json.loads(r.stdout)
 
 
+SNIPPET = "__commands_snippet_"
+
+
 class Scan:
     def __init__(self):
         self.calls = {}  # command -> first place seen
         self.funcs = set()
+        self.pending = []  # nested code: (text, where, line of its call)
 
     def code(self, text, where, line=None):
-        """line: the line of the call whose argument text is, if nested"""
-        tree = parse(text)
-        if tree is None:
-            return
-        self.walk(tree, where, line)
+        """line: the line of the call whose argument text is, if nested;
+        parsed later, with the others, by drain()"""
+        self.pending.append((text, where, line))
+
+    def drain(self):
+        """Parse the nested code, a batch at a time: each piece the body of
+        a function of one script (one shfmt run, not hundreds); a batch
+        that does not parse as one is parsed piece by piece."""
+        while self.pending:
+            batch, self.pending = self.pending, []
+            script = "".join("%s%d() {\n%s\n}\n" % (SNIPPET, i, t)
+                             for i, (t, _, _) in enumerate(batch))
+            tree = parse(script)
+            if tree is None:
+                for text, where, line in batch:
+                    t = parse(text)
+                    if t is not None:
+                        self.walk(t, where, line)
+                continue
+            for stmt in tree.get("Stmts", []):
+                fn = stmt.get("Cmd", {})
+                name = fn.get("Name", {}).get("Value", "")
+                if fn.get("Type") != "FuncDecl" or not name.startswith(SNIPPET):
+                    continue
+                _, where, line = batch[int(name[len(SNIPPET):])]
+                self.walk(fn.get("Body"), where, line)
 
     def walk(self, node, where, outer):
         if isinstance(node, list):
@@ -208,13 +234,19 @@ def main(argv):
     files = [a for a in argv if a != "--list"]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     scan = Scan()
+    texts = []
     for f in files:
         with open(f) as fh:
-            text = fh.read()
-        if parse(text) is None:
+            texts.append(fh.read())
+    # shfmt's runs are most of the time: one per core at once
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        trees = list(pool.map(parse, texts))
+    for f, tree in zip(files, trees):
+        if tree is None:
             print("%s: shfmt cannot parse it" % f)
             return 1
-        scan.code(text, os.path.relpath(f, root))
+        scan.walk(tree, os.path.relpath(f, root), None)
+    scan.drain()
     # deps.sh installs Node.js 20 itself (tools/node), not as a package
     provided = {"node": "tools/deps.sh (Node.js 20)"}
     allowed = closure(deps_packages(root)) | essential()

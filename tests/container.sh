@@ -60,16 +60,16 @@ ctr_check() {
 	local p inside text=$2
 	inside=$(jqr .pid "$T/wl.json")
 	p=$(jq -c --argjson p "$CTR_PID" '.processes[] | select(.pid == $p)' "$1")
-	expect '[ -n "$p" ]' "@the container's process $CTR_PID reported: $(jq -c '[.processes[].pid]' "$1")" ||
+	expect '[ -n "$p" ]' "the container's process $CTR_PID reported: $(jq -c '[.processes[].pid]' "$1")" ||
 		return 1
 	expect '[ "$(jq -c .container <<<"$p")" = "{\"id\":\"$CTR_ID\",\"runtime\":\"podman\",\"pod_uid\":null,\"pod\":null,\"namespace\":null,\"pod_from\":null}" ]' \
-		"@its container: $(jq -c .container <<<"$p")" || return 1
+		"its container: $(jq -c .container <<<"$p")" || return 1
 	expect '[ "$(jqr .ns_pid <<<"$p")" = "$inside" ] && [ "$inside" != "$CTR_PID" ]' \
-		"@its pid inside, as it says $inside: $(jqr .ns_pid <<<"$p")" || return 1
+		"its pid inside, as it says $inside: $(jqr .ns_pid <<<"$p")" || return 1
 	expect '[ "$(jqr .memory_limit.limit_bytes <<<"$p")" = $((192 * MIB)) ]' \
-		"@the limit of --memory: $(jq -c .memory_limit <<<"$p")" || return 1
+		"the limit of --memory: $(jq -c .memory_limit <<<"$p")" || return 1
 	expect 'grep -q "container ${CTR_ID:0:12} (podman), pid $inside inside" "$text"' \
-		"@the text says it: $(grep -m1 container "$text")" || return 1
+		"the text says it: $(grep -m1 container "$text")" || return 1
 }
 
 # By its host pid (-p): JSON, text of the replay, Prometheus labels
@@ -83,11 +83,11 @@ test_container_podman_by_pid() {
 	cat "$T/io/done" >"$T/wl.json"
 	# the labels while it runs (only live processes have metrics)
 	expect 'wait_line "$T/prom.txt" "container_id=\"$CTR_ID\""' \
-		"@the metrics labelled: $(grep -m1 memory_bytes "$T/prom.txt")" || return 1
+		"the metrics labelled: $(grep -m1 memory_bytes "$T/prom.txt")" || return 1
 	ctr_limit_read "$T/rec.gmt" || return 1
 	echo go >"$T/io/hold"
 	wait_tracer
-	expect '[ $? = 0 ]' "@the tracer: $(tail -3 "$T/gmt.err")" || return 1
+	expect '[ $? = 0 ]' "the tracer: $(tail -3 "$T/gmt.err")" || return 1
 	"$GMT" replay "$T/rec.gmt" >"$T/replay.txt" || return 1
 	ctr_check "$T/gmt.out" "$T/replay.txt" || return 1
 	"$GMT" replay --json "$T/rec.gmt" >"$T/replay.json" || return 1
@@ -102,7 +102,7 @@ test_container_podman_watch() {
 		-o "$T/rec/" || return 1
 	ctr_start || return 1
 	expect 'wait_line "$T/gmt.err" "tracing pid $CTR_PID"' \
-		"@--watch found $CTR_PID: $(tail -3 "$T/gmt.err")" || return 1
+		"--watch found $CTR_PID: $(tail -3 "$T/gmt.err")" || return 1
 	echo go >"$T/io/go"
 	cat "$T/io/done" >"$T/wl.json"
 	ctr_limit_read "$T/rec/*$CTR_PID*" || return 1
@@ -110,7 +110,7 @@ test_container_podman_watch() {
 	"${PODMAN[@]}" wait "$CTR_NAME" >/dev/null
 	kill -INT "$GMT_PID"
 	wait_tracer
-	expect '[ $? = 0 ]' "@the tracer: $(tail -3 "$T/gmt.err")" || return 1
+	expect '[ $? = 0 ]' "the tracer: $(tail -3 "$T/gmt.err")" || return 1
 	"$GMT" replay "$T"/rec/*"$CTR_PID"* >"$T/replay.txt" 2>"$T/replay.err" ||
 		{ echo "# replay: $(ls "$T/rec") $(cat "$T/replay.err")"; return 1; }
 	ctr_check "$T/gmt.out" "$T/replay.txt" || return 1
@@ -126,7 +126,7 @@ test_container_podman_watch_gpu_mapping() {
 	GMT_READY="watching" start_tracer --watch --no-tui -i 0.2 --json || return 1
 	ctr_start --map /usr/lib/libvulkan.so.1 || return 1
 	expect 'wait_line "$T/gmt.err" "tracing pid $CTR_PID"' \
-		"@--watch found $CTR_PID: $(tail -3 "$T/gmt.err")" || return 1
+		"--watch found $CTR_PID: $(tail -3 "$T/gmt.err")" || return 1
 	echo go >"$T/io/go"
 	cat "$T/io/done" >/dev/null
 	echo go >"$T/io/hold"
@@ -180,7 +180,7 @@ kp_trace() {
 	start_tracer -p "$WL_PID" --json -i 0.2 -o "$T/$name.gmt" \
 		--metrics-file "$T/$name.prom" || return 1
 	# the metrics of a live process: before it ends
-	expect 'wait_line "$T/$name.prom" "container_id="' "@its metrics: $(ls "$T")" || return 1
+	expect 'wait_line "$T/$name.prom" "container_id="' "its metrics: $(ls "$T")" || return 1
 	cp "$T/$name.prom" "$T/$name.live.prom"
 	echo go >"$T/go"
 	cat "$T/done" >/dev/null
@@ -199,7 +199,7 @@ kp_expect() {
 		expect '[ "$c" = "$want" ]' "$f: $c" || return 1
 	done
 	expect 'grep -q "{pid=\"[0-9]*\",.*,container_id=\"$id\",$labels" "$prom"' \
-		"@the labels: $(grep -m1 container_id= "$prom")" || return 1
+		"the labels: $(grep -m1 container_id= "$prom")" || return 1
 }
 
 # A pod-shaped cgroup (kubepods/burstable/pod<uid>/<id>, the cgroupfs
@@ -225,6 +225,6 @@ test_container_kubepods_pod() {
 		return 1
 	"$GMT" replay "$T/env.gmt" >"$T/env.txt"
 	expect 'grep -q "; pod llama-x (from its environment)" "$T/env.txt"' \
-		"@the text says where the name came from: $(grep -m1 pod "$T/env.txt")" || return 1
+		"the text says where the name came from: $(grep -m1 pod "$T/env.txt")" || return 1
 	kp_cleanup
 }

@@ -142,12 +142,12 @@ test_deploy_image_traces_a_server_in_another_container() {
 	compare || return 1
 	# its heap's last level /proc's, to 2% or the steps rss_stat counts in
 	expect 'near "$(host_heap_verdict | jq .last_bytes)" "$ANON"' \
-		"@its heap $(host_heap_verdict | jq .last_bytes), /proc says $ANON"
+		"its heap $(host_heap_verdict | jq .last_bytes), /proc says $ANON"
 	# its container, as podman names it, and its pid inside
 	expect '[ "$(jq -r ".processes[0].container.id" "$T/gmt.out")" = "$SERVER_CID" ] &&
 		[ "$(jq -r ".processes[0].container.runtime" "$T/gmt.out")" = podman ] &&
 		[ "$(jq -r ".processes[0].ns_pid" "$T/gmt.out")" = 1 ]' \
-		"@container $SERVER_CID, ns_pid 1: $(jq -c ".processes[0] | {ns_pid, container}" "$T/gmt.out")"
+		"container $SERVER_CID, ns_pid 1: $(jq -c ".processes[0] | {ns_pid, container}" "$T/gmt.out")"
 }
 
 # The Vulkan helper in the image: with the DaemonSet's privileges and its
@@ -283,16 +283,16 @@ test_deploy_daemonset_pod_under_kube_play() {
 	echo "# server pid $SERVER_HOST_PID: prompt $want_prompt, generated $want_gen, requests $want_req"
 	expect '[ "$(deploy_metric gpumemtrace_tokens_total "kind=\"prompt\"")" = "$want_prompt" ] &&
 		[ "$(deploy_metric gpumemtrace_tokens_total "kind=\"generated\"")" = "$want_gen" ]' \
-		"@tokens as the server's /metrics: $(grep "gpumemtrace_tokens_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
+		"tokens as the server's /metrics: $(grep "gpumemtrace_tokens_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
 	# answered ones (a connection the client closes may read as one closed
 	# unanswered, code "none", as compare.py allows)
 	expect '[ "$(deploy_metric gpumemtrace_http_requests_total "path=\"/(completion|v1/completions|v1/chat/completions)\",code=\"2xx\"")" = "$want_req" ]' \
-		"@the client's $want_req requests: $(grep "gpumemtrace_http_requests_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
+		"the client's $want_req requests: $(grep "gpumemtrace_http_requests_total{.*pid=\"$SERVER_HOST_PID\"" "$T/metrics")"
 	expect 'near "$(deploy_metric gpumemtrace_memory_bytes "category=\"host_anon\"")" "$ANON"' \
-		"@heap $(deploy_metric gpumemtrace_memory_bytes "category=\"host_anon\""), /proc says $ANON"
+		"heap $(deploy_metric gpumemtrace_memory_bytes "category=\"host_anon\""), /proc says $ANON"
 	# its recording, in the volume
 	expect 'ls "$T/rec"/llama-server.*."$SERVER_HOST_PID".gmt >/dev/null 2>&1' \
-		"@a recording of pid $SERVER_HOST_PID in the volume: $(ls "$T/rec" | head -3)"
+		"a recording of pid $SERVER_HOST_PID in the volume: $(ls "$T/rec" | head -3)"
 }
 
 # The chart with its default values renders the DaemonSet, and with

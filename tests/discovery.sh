@@ -18,7 +18,7 @@ test_discovery_short_lived_servers() {
 	done
 	kill -INT "$GMT_PID"
 	wait_tracer
-	expect '[ $? = 0 ]' "@the tracer failed: $(tail -5 "$T/gmt.err")" || return 1
+	expect '[ $? = 0 ]' "the tracer failed: $(tail -5 "$T/gmt.err")" || return 1
 	# ours only: other programs named workload may have run meanwhile
 	jq --argjson p "[$(
 		IFS=,
@@ -61,7 +61,7 @@ test_discovery_gpu_mapping() {
 	wait "$pid"
 	kill -INT "$GMT_PID"
 	wait_tracer
-	expect '[ $? = 0 ]' "@the tracer failed: $(tail -5 "$T/gmt.err")" || return 1
+	expect '[ $? = 0 ]' "the tracer failed: $(tail -5 "$T/gmt.err")" || return 1
 	jq ".processes[] | select(.pid == $pid)" "$T/gmt.out" >"$T/p.json"
 	expect '[ "$(jqr .traced_how "$T/p.json")" = gpu_mapping ]' \
 		"found by its mapping: $(jq -c '{traced_how, traced_mapping, traced_from_s}' "$T/p.json")" ||

@@ -82,7 +82,7 @@ test_files_fifo_debuglink() {
 	tracer_starts --json -p "$GW_PID" || return 1
 	gw_run_and_report || return 1
 	expect 'grep -q "not reading $T/bin/gw.debug for pid $GW_PID: it is a FIFO" "$T/gmt.err"' \
-		"@the refusal said: $(cat "$T/gmt.err")" || return 1
+		"the refusal said: $(cat "$T/gmt.err")" || return 1
 	expect '[ "$(grep -c "not reading $T/bin/gw.debug" "$T/gmt.err")" = 1 ]' "said once" ||
 		return 1
 	expect '[ "$(jqr ".processes[0].gpu.failures | length" "$T/gmt.out")" -ge 1 ]' \
@@ -109,7 +109,7 @@ test_files_fifo_build_id_in_target_namespace() {
 	tracer_starts --json --debug-dir "$dd" -p "$GW_PID" || return 1
 	gw_run_and_report || return 1
 	expect 'grep -q "not reading $dd/.build-id/${id:0:2}/${id:2}.debug for pid $GW_PID: it is a FIFO" "$T/gmt.err"' \
-		"@the refusal said: $(cat "$T/gmt.err")"
+		"the refusal said: $(cat "$T/gmt.err")"
 }
 
 # A FIFO at /usr/local/lib/libcuda.so.1 in a target's mount namespace: -p
@@ -130,7 +130,7 @@ test_files_fifo_libcuda_in_target_namespace() {
 	tracer_starts -d 1 -p "$pid" || return 1
 	tracer_ends 30 || return 1
 	expect 'grep -q "not reading /usr/local/lib/libcuda.so.1 for pid $pid: it is a FIFO" "$T/gmt.err"' \
-		"@the refusal said: $(cat "$T/gmt.err")"
+		"the refusal said: $(cat "$T/gmt.err")"
 	echo >"$T/hold"
 }
 
@@ -147,7 +147,7 @@ test_files_replay_fifo_refused() {
 			return 1
 		expect '[ $rc != 0 ]' "replay $mode of a FIFO failed" || return 1
 		expect 'grep -q "refusing to replay $T/r.gmt: it is not a regular file" "$T/err"' \
-			"@replay $mode said: $(cat "$T/err")" || return 1
+			"replay $mode said: $(cat "$T/err")" || return 1
 	done
 }
 
@@ -172,7 +172,7 @@ test_files_debuglink_symlink_to_root_only_file() {
 	expect '! "$GMT" replay --events "$T/run.gmt" | grep -q alloc_too_much' \
 		"nor in the trace" || return 1
 	expect 'grep -q "not reading $T/bin/gw.debug for pid $GW_PID: its user (uid 65534) may not read it" "$T/gmt.err"' \
-		"@the refusal said: $(cat "$T/gmt.err")" || return 1
+		"the refusal said: $(cat "$T/gmt.err")" || return 1
 	# the same file readable by nobody is read: the symbols come from it
 	chmod 755 "$T/secret"
 	chmod 644 "$T/secret/gw.debug"
@@ -200,7 +200,7 @@ test_files_output_planted() {
 	rc=$?
 	expect '[ $rc = 1 ]' "refused: $(cat "$T/err")" || return 1
 	expect 'grep -q "cannot create $f: it is there already, owned by uid 65534" "$T/err"' \
-		"@it said: $(cat "$T/err")" || return 1
+		"it said: $(cat "$T/err")" || return 1
 	expect '[ "$(cat <&5)" = planted ]' "the planter's fd sees no recording" || return 1
 	exec 5<&-
 	rm "$f"
@@ -208,7 +208,7 @@ test_files_output_planted() {
 	timeout -k 2 20 "$GMT" record -q -o "$f" -- true >/dev/null 2>"$T/err"
 	rc=$?
 	expect '[ $rc = 1 ]' "a FIFO refused at once: $(cat "$T/err")" || return 1
-	expect 'grep -q "cannot create $f: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
+	expect 'grep -q "cannot create $f: it is a FIFO" "$T/err"' "it said: $(cat "$T/err")" ||
 		return 1
 	rm "$f"
 	ln -s "$T/elsewhere" "$f"
@@ -236,7 +236,7 @@ test_files_perfetto_output_planted() {
 	timeout -k 2 20 "$GMT" replay --perfetto "$out" "$rec" 2>"$T/err"
 	rc=$?
 	expect '[ $rc = 1 ]' "a FIFO refused at once: $(cat "$T/err")" || return 1
-	expect 'grep -q "cannot create $out: it is a FIFO" "$T/err"' "@it said: $(cat "$T/err")" ||
+	expect 'grep -q "cannot create $out: it is a FIFO" "$T/err"' "it said: $(cat "$T/err")" ||
 		return 1
 	rm "$out"
 	echo planted >"$out"
@@ -259,7 +259,7 @@ test_files_watch_output_dir_symlink() {
 	rc=$?
 	expect '[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ]' "refused: $(cat "$T/err")" || return 1
 	expect 'grep -q "cannot open the directory $T/w: it is a symbolic link" "$T/err"' \
-		"@it said: $(cat "$T/err")"
+		"it said: $(cat "$T/err")"
 }
 
 # SIGTERM and SIGINT end a run with its report whatever the target named:

@@ -25,7 +25,7 @@ test_output_escapes_what_targets_name() {
 	expect 'grep -q "a.*\[2J" "$T/gmt.out"' "the path is in the text report: $(grep -a "/a" "$T/gmt.out" | head -2)" ||
 		return 1
 	expect 'clean_text "$T/gmt.out"' \
-		"@the text report holds control bytes: $(grep -a "/a" "$T/gmt.out" | head -2 | od -c | head -5)" ||
+		"the text report holds control bytes: $(grep -a "/a" "$T/gmt.out" | head -2 | od -c | head -5)" ||
 		return 1
 	expect 'clean_text "$T/gmt.err"' "the messages hold control bytes" || return 1
 	"$GMT" replay --json "$T/h.gmt" >"$T/r.json" 2>"$T/r.err"

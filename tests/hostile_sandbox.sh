@@ -200,7 +200,7 @@ time.sleep(300)' "$T/port" 2>"$T/listener.err" &
 	expect '[ -n "$shmid" ]' "ipcmk made shared memory" || return 1
 	jq -r '.gpu_devices[].name' "$T/gmt.out" >"$T/probes" 2>&1
 	expect '[ "$(grep -c "^probe [a-z]* refused$" "$T/probes")" = 6 ]' \
-		"@every probe of the planted driver refused (net, kill, userns, env, fds, ipc): $(tr '\n' ';' <"$T/probes") $(grep libvk_probe "$T/gmt.err")" ||
+		"every probe of the planted driver refused (net, kill, userns, env, fds, ipc): $(tr '\n' ';' <"$T/probes") $(grep libvk_probe "$T/gmt.err")" ||
 		return 1
 	expect '[ ! -s "$T/leak" ]' "nothing written to the tracer's inherited descriptor: $(cat "$T/leak")"
 }

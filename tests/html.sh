@@ -25,9 +25,9 @@ html_open() {
 		return 1
 	}
 	expect '! grep -q "CONSOLE" "$T/chromium.err"' \
-		"@no console messages: $(grep CONSOLE "$T/chromium.err" | head -5)" || return 1
+		"no console messages: $(grep CONSOLE "$T/chromium.err" | head -5)" || return 1
 	expect 'grep -q "data-rendered=\"ok\"" "$T/dom.html"' \
-		"@the page drew itself: $(grep -o "data-error=\"[^\"]*\"" "$T/dom.html")"
+		"the page drew itself: $(grep -o "data-error=\"[^\"]*\"" "$T/dom.html")"
 }
 
 # html_same REPORT: the drawn page's figures are the report's
@@ -41,7 +41,7 @@ html_self_contained() {
 	expect '[ "$(stat -c %a "$f")" = 600 ]' "mode 0600: $(stat -c %a "$f")" || return 1
 	# (the SVG namespace is a name, never fetched)
 	expect '! grep -Eio "(src|href)=|https?://[^\"]*|@import|url\(" "$f" | grep -qv "^http://www.w3.org/2000/svg$"' \
-		"@nothing fetched: $(grep -Eio "(src|href)=[^ ]*|https?://[^ ]*" "$f" | head -3)"
+		"nothing fetched: $(grep -Eio "(src|href)=[^ ]*|https?://[^ ]*" "$f" | head -3)"
 }
 
 # The real llama-server, its prompt cache filling (as
@@ -84,7 +84,7 @@ test_html_leak_stand_in_is_the_reports() {
 	html_open "$T/v.html" || return 1
 	html_same "$T/r.json" || return 1
 	expect 'grep -q "data-kind=\"leak\" data-category=\"vulkan_device\"" "$T/dom.html"' \
-		"@the leak shown: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")"
+		"the leak shown: $(jq -c '[.findings[] | [.kind, .category]]' "$T/r.json")"
 }
 
 # A server named by hostile strings (its comm, its command line, a
@@ -101,19 +101,19 @@ test_html_hostile_names_are_inert() {
 		return 1
 	"$GMT" replay -q --html "$T/h.html" "$T/h.gmt" || return 1
 	expect 'grep -q "onerror=alert(2)" "$T/h.html" && ! grep -q "<img\|<svg onload" "$T/h.html"' \
-		"@the raw page holds the names, as no markup: $(grep -o ".\{20\}onerror=alert.\{10\}" "$T/h.html" | head -3)" ||
+		"the raw page holds the names, as no markup: $(grep -o ".\{20\}onerror=alert.\{10\}" "$T/h.html" | head -3)" ||
 		return 1
 	expect '! LC_ALL=C grep -qP "\\xe2\\x80\\xa8" "$T/h.html"' "U+2028 escaped" || return 1
 	html_open "$T/h.html" || return 1
 	expect '[ "$(grep -o "<script" "$T/dom.html" | wc -l)" = 2 ] && ! grep -q "<img\|<svg onload" "$T/dom.html"' \
-		"@two scripts and no element from the recording: $(grep -o "<script[^>]*>\|<img[^>]*>" "$T/dom.html" | head)" ||
+		"two scripts and no element from the recording: $(grep -o "<script[^>]*>\|<img[^>]*>" "$T/dom.html" | head)" ||
 		return 1
 	# the names are there, as text (the DOM writes < as &lt;)
 	expect 'grep -q "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" "$T/dom.html"' \
 		"the command line shown as text" || return 1
 	expect 'grep -q "&lt;svg onload=1&gt;" "$T/dom.html"' "the comm shown as text" || return 1
 	expect 'grep -q "/&lt;/script&gt;&lt;img/src=x/onerror=alert(2)&gt;" "$T/dom.html"' \
-		"@the path shown as text: $(grep -o "GET /[^<]*" "$T/dom.html" | head -3)"
+		"the path shown as text: $(grep -o "GET /[^<]*" "$T/dom.html" | head -3)"
 }
 
 # A long recording (a scenario of a thousand requests): the page stays
@@ -131,5 +131,5 @@ test_html_large_recording_stays_small() {
 	html_open "$T/g.html" || return 1
 	html_same "$T/r.json" || return 1
 	expect 'grep -q "data-points=\"300\"" "$T/dom.html" && grep -q "an even share of 1000 shown" "$T/dom.html"' \
-		"@downsampled, and says so: $(grep -o "[0-9]* requests[^<]*" "$T/dom.html" | head -2)"
+		"downsampled, and says so: $(grep -o "[0-9]* requests[^<]*" "$T/dom.html" | head -2)"
 }

@@ -187,9 +187,9 @@ test_deps_install_every_command_the_tests_call() {
 	for f in "$ROOT"/tests/*.sh "$ROOT"/tests/vm/*.sh "$ROOT"/tools/*.sh; do
 		[ "${f##*/}" = fresh-debian.sh ] || files+=("$f")
 	done
-	expect 'python3 "$ROOT/tests/commands.py" "${files[@]}" >"$T/cmds" 2>&1' '@$(cat "$T/cmds")' ||
-		return 1
-	python3 "$ROOT/tests/commands.py" --list "${files[@]}" >"$T/list" || return 1
+	# one pass (shfmt parses every script): the list, and what is missing
+	expect 'python3 "$ROOT/tests/commands.py" --list "${files[@]}" >"$T/list" 2>&1' \
+		'@$(grep "calls \\|cannot parse" "$T/list")' || return 1
 	echo "# $(wc -l <"$T/list") commands: $(cut -d' ' -f1 "$T/list" | tr '\n' ' ' | cut -c1-200)..."
 	expect 'grep -qx "curl curl" "$T/list" && grep -qx "systemd-analyze systemd" "$T/list"' \
 		'@curl and systemd-analyze from deps.sh: $(grep -E "^(curl|systemd-analyze) " "$T/list")' ||

@@ -260,7 +260,7 @@ test_server_exits_at_once_after_sigint() {
 	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 	echo "# SIGINT to exit: $s s"
 	expect 'jq -e ".session.end_reason == \"signal\"" "$T/gmt.out" >/dev/null' \
-		"@a whole report, ended by the signal: $(tail -c 300 "$T/gmt.out")" || return 1
+		"a whole report, ended by the signal: $(tail -c 300 "$T/gmt.out")" || return 1
 	stop_server
 	compare || return 1
 	expect 'awk -v s="$s" "BEGIN { exit !(s <= 1.0) }"' "gpumemtrace exits within 1.0 s of SIGINT: $s s"

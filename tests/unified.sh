@@ -39,7 +39,7 @@ says_host_ram() { # says_host_ram JSON TEXT
 	expect 'jq -e ".memory == \"host_ram\" and .device_type == \"cpu\"" <<<"$dev" >/dev/null' \
 		"the device's memory is the host's: $dev" || return 1
 	expect 'grep -q "device memory is the host.s RAM (a device on the CPU): counted once" "$text"' \
-		"@the text report says so: $(grep -A1 'Vulkan device 0' "$text")"
+		"the text report says so: $(grep -A1 'Vulkan device 0' "$text")"
 }
 
 # vkalloc on lavapipe, held with its allocations live: 288 MiB of Vulkan
@@ -61,7 +61,7 @@ test_unified_vkalloc_counted_once() {
 	# eight intervals seen with the memory live (a shape needs four), then
 	# /proc's figures
 	expect 'lines_with "$T/gmt.err" "vulkan_device 288.0 MiB" 8' \
-		"@eight intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
+		"eight intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
 	rss=$(status_bytes "$pid" VmRSS)
 	hwm=$(status_bytes "$pid" VmHWM)
 	echo x >"$T/hold"
@@ -73,7 +73,7 @@ test_unified_vkalloc_counted_once() {
 		"the Vulkan memory live, as vkalloc says" || return 1
 	within_total "$T/gmt.out" "$rss" "$hwm" || return 1
 	expect '[ "$(jqr "[.findings[] | select(.category == \"host_anon\" and .kind != \"steady\")] | length" "$T/gmt.out")" = 0 ]' \
-		"@no verdict on the host heap, which did not move: $(jq -c '[.findings[] | select(.category == "host_anon") | {kind, message}]' "$T/gmt.out")"
+		"no verdict on the host heap, which did not move: $(jq -c '[.findings[] | select(.category == "host_anon") | {kind, message}]' "$T/gmt.out")"
 }
 
 # the real llama-server on lavapipe, traced from its start: its weights, KV
@@ -122,7 +122,7 @@ cuda_held() {
 		read -r -t 0.1 <> <(:) || true
 	done
 	expect '[ "$(grep -c "cuda_device 161" "$T/gmt.err")" -ge 2 ]' \
-		"@two intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
+		"two intervals with the memory live: $(tail -2 "$T/gmt.err")" || return 1
 	RSS=$(status_bytes "$pid" VmRSS)
 	HWM=$(status_bytes "$pid" VmHWM)
 	echo x >"$T/hold"
@@ -140,7 +140,7 @@ cuda_device_says() {
 	dev=$(jq -c '.gpu_devices[0] | {api, device_type, memory}' "$T/gmt.out")
 	expect '[ "$dev" = "$want" ]' "the device: $dev" || return 1
 	expect 'grep -q "$text" "$T/cu.txt"' \
-		"@the text report says so: $(grep -A1 "CUDA device 0" "$T/cu.txt")" || return 1
+		"the text report says so: $(grep -A1 "CUDA device 0" "$T/cu.txt")" || return 1
 	check_gpu_kinds "$T/gmt.out" "$T/wl.json"
 }
 

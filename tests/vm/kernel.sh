@@ -1,12 +1,14 @@
 #!/bin/bash
 # tests/vm/kernel.sh 6.1|6.12: the path of a Debian kernel image to boot under
-# QEMU, downloaded with apt-get at test time into tests/vm/cache (git-ignored,
-# kept between runs). 6.1 comes from bookworm, 6.12 from bookworm-security
-# (through a list of its own where the machine's sources lack it).
+# QEMU, downloaded with apt-get at test time into $GMT_CACHE/kernels
+# (default /var/cache/gpumemtrace: outside the clone, kept between runs and
+# clones; a directory a package, named as the package is). 6.1 comes from
+# bookworm, 6.12 from bookworm-security (through a list of its own where the
+# machine's sources lack it).
 # ARCH=arm64: the arm64 package's (its vmlinuz is an uncompressed Image,
 # which qemu-system-aarch64 boots); default amd64.
 set -eu
-cache=$(cd "$(dirname "$0")" && pwd)/cache
+cache=${GMT_CACHE:-/var/cache/gpumemtrace}/kernels
 case ${ARCH:-x86} in
 arm64) deb=arm64 ;;
 *) deb=amd64 ;;

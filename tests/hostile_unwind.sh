@@ -238,7 +238,7 @@ test_fuzz_unwind_short() {
 		return 1
 	mkdir -p "$T/found"
 	out=$(cd "$T/found" && timeout -k 5 120 "$fuzz" -rss_limit_mb=512 -timeout=60 -max_len=8192 \
-		-max_total_time=30 -print_final_stats=1 "$T/corpus" 2>&1)
+		-max_total_time=15 -print_final_stats=1 "$T/corpus" 2>&1)
 	rc=$?
 	echo "# $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' <<<"$out")"
 	expect '[ $rc = 0 ] && [ -z "$(ls "$T/found")" ]' \

@@ -165,7 +165,7 @@ test_fuzz_replay_short() {
 		return 1
 	mkdir -p "$T/found"
 	out=$(cd "$T/found" && timeout -k 5 120 "$ROOT/.output/tests/fuzz-replay" -max_len=16384 \
-		-max_total_time=30 -print_final_stats=1 "$T/corpus" 2>&1)
+		-max_total_time=15 -print_final_stats=1 "$T/corpus" 2>&1)
 	rc=$?
 	expect '[ $rc = 0 ] || [ -n "$(ls "$T/found")" ]' "the fuzzer ran: $(tail -3 <<<"$out")" ||
 		return 1

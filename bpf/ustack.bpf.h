@@ -111,20 +111,32 @@ static __always_inline bool send_redacted(struct pt_regs *regs, __u32 tgid,
 	struct redact x = { .w = s->w, .code = code };
 	struct gmt_ustack *u;
 	__u32 n, i;
+	bool got;
 
 	if (!code)
 		return false;
 	x.sp = PT_REGS_SP(regs);
-	/* page by page, up to the stack's top: a read past it fails whole */
+	/* page by page, up to the stack's top: a read past it fails whole.
+	 * The pages under sp may not be there yet: a fault on them (a large
+	 * frame's first touch, `sub $0x2000, %rsp` then a store) is one
+	 * sampled. A failed read leaves zeros, as redacting would, and the
+	 * pages above still hold the callers: until a read succeeds, a failed
+	 * one is passed over. */
 	n = 4096 - (x.sp & 4095);
-	if (n > 4096 || bpf_probe_read_user(s->w, n, (void *)x.sp))
-		n = 0;
-	for (i = 0; n && i < GMT_TOUCH_BYTES / 4096; i++) {
-		if (n > GMT_TOUCH_BYTES - 4096 ||
-		    bpf_probe_read_user((void *)s->w + n, 4096, (void *)(x.sp + n)))
+	if (n > 4096)
+		return false;
+	got = !bpf_probe_read_user(s->w, n, (void *)x.sp);
+	for (i = 0; i < GMT_TOUCH_BYTES / 4096; i++) {
+		if (n > GMT_TOUCH_BYTES - 4096)
+			break;
+		if (!bpf_probe_read_user((void *)s->w + n, 4096, (void *)(x.sp + n)))
+			got = true;
+		else if (got)
 			break;
 		n += 4096;
 	}
+	if (!got)
+		n = 0;
 	x.nr = n / 8;
 	bpf_loop(GMT_TOUCH_BYTES / 32, redact_words, &x, 0);
 	u = gmt_reserve(offsetof(struct gmt_ustack, data) + GMT_TOUCH_BYTES, GMT_EV_USTACK, src);

@@ -212,6 +212,15 @@ test_stack_slices_keep_no_data() {
 		map(.symbol) | index(\"main\")" "$T/gmt.out" >/dev/null' "unwound to main, from what was kept"
 }
 
+# the same under the page-fault event (arm64's hook, forced here), which
+# samples the workload's first fault after release: the store under a frame
+# of 8 KiB (run_with_secret's `sub $0x2000, %rsp`), on a page not there
+# yet. Its slice once kept nothing (the read at sp failed, and the one
+# above it, and the slice stopped there); the callers' pages above are kept
+test_stack_slices_keep_no_data_by_the_page_fault_event() {
+	GMT_TEST_FAULT_HOOK=perf test_stack_slices_keep_no_data
+}
+
 test_duration_stops() {
 	need_root
 	sleep 30 &

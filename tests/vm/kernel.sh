@@ -45,6 +45,10 @@ if [ -z "$pkg" ]; then
 fi
 [ -n "$pkg" ] || { echo "no package matches $re" >&2; exit 1; }
 dir=$cache/$pkg
+mkdir -p "$cache"
+# one download at a time: the cache is shared by every clone on the machine
+exec 9>"$cache/.lock"
+flock 9
 if [ ! -d "$dir/boot" ]; then
 	mkdir -p "$cache/dl"
 	(cd "$cache/dl" && apt-get "${opts[@]}" download -q "$pkg:$deb" >&2 2>/dev/null ||

@@ -63,7 +63,7 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 stats() {
-	bpftool prog show -j | jq -c '[.[] | select(.name | test("^(tp_|fexit_)")) |
+	bpftool prog show -j | jq -c '[.[] | select(.name | test("^(tp_|fexit_|pe_)")) |
 		{id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]'
 }
 before=$(stats)

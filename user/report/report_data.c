@@ -169,12 +169,17 @@ bool faults_classified(const struct model *m)
 {
 	size_t i;
 
-	/* by the fexit, or where exceptions:page_fault_user is missing, at the
-	 * fault by the perf event's program */
+	/* by the fexit, whichever hook counts the faults. Recordings made
+	 * before the perf event's program stopped classing them (it did so
+	 * where the fexit was skipped) are read as they were made. */
 	for (i = 0; i < m->nr_probes; i++)
-		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") ||
-		    !strcmp(m->probes[i].name, "perf:page-faults"))
-			return m->probes[i].status == MODEL_PROBE_ATTACHED;
+		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") &&
+		    m->probes[i].status == MODEL_PROBE_ATTACHED)
+			return true;
+	for (i = 0; i < m->nr_probes; i++)
+		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") &&
+		    strstr(m->probes[i].reason, "perf:page-faults classes them"))
+			return true;
 	return false;
 }
 

@@ -207,9 +207,8 @@ static const char *fault_class_missing(struct attach *a)
 	static char why[160];
 	int err;
 
-	if (fault_missing(a))
-		return perf_fault_missing(a) ? "needs exceptions:page_fault_user" :
-					       "perf:page-faults classes them at the fault";
+	if (fault_missing(a) && perf_fault_missing(a))
+		return "needs a page-fault hook (exceptions:page_fault_user or perf:page-faults)";
 	err = try_fexit(a, "handle_mm_fault");
 	if (!err)
 		return NULL;
@@ -376,8 +375,8 @@ static const struct group groups[] = {
 	  .missing = fault_missing,
 	  .progs = { "tp_page_fault_user", "tp_page_fault_kernel" } },
 	{ .name = "perf:page-faults",
-	  .what = "page faults and their classes; the stacks of sampled first touches of "
-		  "anonymous memory (a page-fault software event on each CPU)",
+	  .what = "page faults; the stacks of sampled first touches of anonymous memory (a "
+		  "page-fault software event on each CPU)",
 	  .missing = perf_fault_missing,
 	  .progs = { "pe_page_fault" },
 	  .perf_sw = PERF_COUNT_SW_PAGE_FAULTS },
@@ -759,8 +758,13 @@ static void attach_group(struct attach *a, size_t g, const char *why)
 	for (i = 0; i < MAX_PROGS && names[i]; i++) {
 		l = bpf_program__attach(prog(a, names[i]));
 		if (!l || linkset__add(&a->links, l)) {
+			int err = l ? ENOMEM : errno;
+
+			/* the kernel's own ENOTSUPP, which libc has no words for
+			 * (Debian's arm64 6.1 answers an fexit's attach so) */
 			snprintf(reason, sizeof(reason), "attaching %s failed: %s", names[i],
-				 strerror(l ? ENOMEM : errno));
+				 err == 524 ? "not supported by this kernel (ENOTSUPP)" :
+					      strerror(err));
 			linkset__drop(&a->links, first, 0);
 			add_probe(a, GMT_PROBE_FAILED, groups[g].name, groups[g].what, reason);
 			return;
@@ -785,11 +789,11 @@ static void prune_probes(struct attach *a)
 {
 	struct gmt_probe *ttm = find_probe(a, "fentry:ttm"), *p;
 
-	/* one page-fault hook is told: the one that took faults */
+	/* one page-fault hook is told: the one that took faults (the fexit
+	 * that classes them is told either way) */
 	p = find_probe(a, "perf:page-faults");
 	if (p && p->status == GMT_PROBE_ATTACHED) {
 		drop_probe(a, "exceptions:page_fault_user");
-		drop_probe(a, "fexit:handle_mm_fault");
 	} else if (p && strstr(p->reason, "takes page faults")) {
 		drop_probe(a, "perf:page-faults");
 	}

@@ -89,10 +89,25 @@ for name in $names; do
 	if [ -n "$cg_root" ] && mkdir "$cg_root/${tmp##*/}" 2>/dev/null; then
 		cg=$cg_root/${tmp##*/}
 	fi
+	# a test about to time out: what its processes are waiting in, for
+	# the failure's words (a timer, not a wait for anything)
+	(
+		sleep $((limit - 5)) && ps -eo pid,stat,wchan:24,etime,args | grep -F "$tmp" |
+			grep -v grep | cut -c1-220 >"$tmp.hang"
+	) </dev/null >/dev/null 2>&1 &
+	watchdog=$!
 	(cd "$tmp" && T=$tmp CG=$cg timeout -k 5 "$limit" bash -c \
 		'[ -z "$CG" ] || echo $$ >"$CG/cgroup.procs"; source "$ROOT/tests/lib.sh"; '`
 		`'for f in $GMT_TEST_FILES; do source "$f"; done; '"$name" >"$tmp.out" 2>&1 </dev/null)
 	rc=$?
+	pkill -P "$watchdog" 2>/dev/null
+	kill "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "# still running $((limit - 5)) s in (pid, state, waiting in, for, command):" >>"$tmp.out"
+		sed 's/^/#   /' "$tmp.hang" >>"$tmp.out" 2>/dev/null
+	fi
+	rm -f "$tmp.hang"
 	# an expectation that failed where the test did not stop for it
 	if [ "$rc" = 0 ] && [ -e "$tmp/.expect-failed" ]; then
 		echo "# an expectation above failed, though the test went on" >>"$tmp.out"

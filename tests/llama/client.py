@@ -195,6 +195,9 @@ def exchange(s, k, path, stream, keep, opt):
     # kernel's stamps are on the wall clock, which a VM's time sync can step
     r["wall_minus_mono_ms"] = [off_start, wall_minus_mono()]
     r["start_ms"] = kernel or user_ms
+    # the kernel stamps the write's last byte: a server may read the first
+    # before it leaves (a body of several segments), never before the write
+    r["send_ms"] = user_ms
     r["start_clock"] = "kernel" if kernel else "user"
     r["ttfb_ms"] = first - r["start_ms"]
     r["end_ms"] = t

@@ -58,6 +58,8 @@ def main():
         t0 = mono / 1e6
         for c in client["requests"]:
             c["start_ms"] -= c["wall_minus_mono_ms"][0]
+            if "send_ms" in c:
+                c["send_ms"] -= c["wall_minus_mono_ms"][0]
             c["end_ms"] -= c["wall_minus_mono_ms"][1]
     else:
         t0 = report["session"]["start_realtime_ns"] / 1e6
@@ -105,7 +107,7 @@ def main():
         if r["status"] != c["status"]:
             bad.append(f"request {k}: status {r['status']}, the client got {c['status']}")
         start, end = t0 + r["start_s"] * 1000, t0 + r["end_s"] * 1000
-        if start < c["start_ms"] - 1 or end > c["end_ms"] + 1:
+        if start < min(c["start_ms"], c.get("send_ms", c["start_ms"])) - 1 or end > c["end_ms"] + 1:
             bad.append(f"request {k}: the tool's span is not within the client's: it starts "
                        f"{start - c['start_ms']:.1f} ms after, ends {end - c['end_ms']:.1f} ms "
                        "after")

@@ -25,6 +25,7 @@ static const struct {
 	{ "unit_model_modules", test_model_modules },
 	{ "unit_report_text", test_report_text },
 	{ "unit_report_json", test_report_json },
+	{ "unit_report_faults_classified", test_report_faults_classified },
 	{ "unit_random_records_survive", test_random_records_survive },
 	{ "unit_model_gpu", test_model_gpu },
 	{ "unit_model_bo", test_model_bo },

@@ -3,6 +3,7 @@
  * over records of random content. */
 #include <json-c/json.h>
 #include "unit.h"
+#include "report/report_data.h"
 
 void test_report_text(void)
 {
@@ -99,4 +100,38 @@ void test_random_records_survive(void)
 	ASSERT_TRUE(len > 0, "a report");
 	free(out);
 	model__free(m);
+}
+
+/* fault classes come from the fexit alone; a recording made when the perf
+ * event's program classed them (the fexit skipped, saying so) still has them */
+void test_report_faults_classified(void)
+{
+	static const struct {
+		__u32 status;
+		const char *name, *reason;
+		bool want;
+	} cases[] = {
+		{ MODEL_PROBE_ATTACHED, "fexit:handle_mm_fault", "", true },
+		{ MODEL_PROBE_SKIPPED, "fexit:handle_mm_fault",
+		  "this kernel refuses fexit programs (Operation not permitted)", false },
+		{ MODEL_PROBE_FAILED, "fexit:handle_mm_fault",
+		  "attaching fexit_handle_mm_fault failed: not supported by this kernel (ENOTSUPP)",
+		  false },
+		{ MODEL_PROBE_SKIPPED, "fexit:handle_mm_fault",
+		  "perf:page-faults classes them at the fault", true },
+		{ MODEL_PROBE_ATTACHED, "perf:page-faults", "", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model *m = model__new();
+
+		m->probes = calloc(1, sizeof(*m->probes));
+		m->nr_probes = m->probes_cap = 1;
+		m->probes[0].status = cases[i].status;
+		snprintf(m->probes[0].name, sizeof(m->probes[0].name), "%s", cases[i].name);
+		snprintf(m->probes[0].reason, sizeof(m->probes[0].reason), "%s", cases[i].reason);
+		ASSERT_TRUE(faults_classified(m) == cases[i].want, cases[i].reason);
+		model__free(m);
+	}
 }

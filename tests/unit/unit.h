@@ -96,6 +96,7 @@ void test_drm_fdinfo(void);
 /* report.c */
 void test_report_text(void);
 void test_report_json(void);
+void test_report_faults_classified(void);
 void test_random_records_survive(void);
 /* analysis.c */
 void test_analyze_shapes(void);

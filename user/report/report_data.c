@@ -171,15 +171,11 @@ bool faults_classified(const struct model *m)
 
 	/* by the fexit, whichever hook counts the faults. Recordings made
 	 * before the perf event's program stopped classing them (it did so
-	 * where the fexit was skipped) are read as they were made. */
+	 * where the fexit was skipped, saying so) are read as they were made. */
 	for (i = 0; i < m->nr_probes; i++)
-		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") &&
-		    m->probes[i].status == MODEL_PROBE_ATTACHED)
-			return true;
-	for (i = 0; i < m->nr_probes; i++)
-		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault") &&
-		    strstr(m->probes[i].reason, "perf:page-faults classes them"))
-			return true;
+		if (!strcmp(m->probes[i].name, "fexit:handle_mm_fault"))
+			return m->probes[i].status == MODEL_PROBE_ATTACHED ||
+			       strstr(m->probes[i].reason, "perf:page-faults classes them");
 	return false;
 }
 

@@ -126,6 +126,10 @@ for name in $names; do
 	124 | 137) tally <<<"not ok $name - timed out" ;;
 	*) tally <<<"not ok $name" ;;
 	esac
+	# GMT_TEST_KEEP=DIR: a failed test's files, kept for a look
+	if [ -n "${GMT_TEST_KEEP:-}" ] && [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+		mkdir -p "$GMT_TEST_KEEP" && cp -a "$tmp" "$GMT_TEST_KEEP/$name.$$" 2>/dev/null
+	fi
 	end_test "$cg" "$tmp"
 	# each test's seconds, for finding where the suite's time goes
 	echo "$((SECONDS - started)) $name" >>"$times"

@@ -716,6 +716,71 @@ void test_findings_first_left_out(void)
 	model__free(plain);
 }
 
+/* over time (no requests), a rise then a level: a ceiling only once the
+ * level has held as long as the rise took; before that, a leak that paused
+ * looks the same, and the verdict is too early to tell */
+static struct model *rise_then_hold(size_t held)
+{
+	struct model *m = model__new();
+	struct gmt_end end;
+	size_t i;
+
+	send_session(model__add, m, 100);
+	for (i = 0; i < 15 + held; i++)
+		send_rss(model__add, m, 100, 1 + i, GMT_RSS_ANON,
+			 (100ll << 20) + (i < 15 ? i : 14) * (8ll << 20) + 4096 * (i % 2));
+	event__init(&end.hdr, GMT_EV_END, sizeof(end), T(15 + held), 100);
+	end.reason = GMT_END_SIGNAL;
+	model__add(m, &end.hdr);
+	return m;
+}
+
+void test_findings_time_rise_held_briefly(void)
+{
+	static const struct {
+		size_t held;
+		bool ceiling;
+	} cases[] = { { 3, false }, { 8, false }, { 20, true }, { 40, true } };
+	const struct finding *f;
+	struct findings *fs;
+	struct model *m;
+	char *text, line[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		m = rise_then_hold(cases[i].held);
+		fs = findings__build(m);
+		f = find_finding(fs, F_GROWING, "host_anon");
+		printf("# held %zu points: %s\n", cases[i].held,
+		       f ? findings__say_name(finding__reason(f)) :
+		       find_finding(fs, F_BOUNDED, "host_anon") ? "bounded" :
+		       find_finding(fs, F_SETTLED, "host_anon") ? "settled" :
+								  "other");
+		if (cases[i].ceiling) {
+			ASSERT_TRUE(!f && (find_finding(fs, F_BOUNDED, "host_anon") ||
+					   find_finding(fs, F_SETTLED, "host_anon")),
+				    "held longer than it rose: a ceiling");
+		} else if (ASSERT_TRUE(f && finding__reason(f) == M_HELD_BRIEFLY,
+				       "held briefly: too early to tell")) {
+			ASSERT_TRUE(!find_finding(fs, F_BOUNDED, "host_anon") &&
+					    !find_finding(fs, F_LEAK, "host_anon"),
+				    "neither a cache nor a leak");
+			ASSERT_EQ((long long)f->ceiling >> 20, 212, "the level it held");
+			text = report_text(m);
+			ASSERT_TRUE(text && strstr(text, "rose by 112.0 MiB over 1") &&
+					    strstr(text, "then held at 212.0 MiB for the last") &&
+					    strstr(text, "too early to tell a ceiling"),
+				    "the report says what it saw and why it will not call it");
+			ASSERT_TRUE(strstr(words__line(f, line, sizeof(line)),
+					   "rose to 212.0 MiB and held briefly, too early to tell"),
+				    "the live view's line");
+			free(text);
+		}
+		findings__free(fs);
+		model__free(m);
+	}
+}
+
 /* a long run: 5000 requests are judged as quickly as 50, and alike */
 void test_findings_long_run(void)
 {

@@ -41,6 +41,7 @@ static const struct {
 	{ "unit_findings_unified_cuda", test_findings_unified_cuda },
 	{ "unit_findings_role_past_bound_sampled", test_findings_role_past_bound_sampled },
 	{ "unit_findings_first_left_out", test_findings_first_left_out },
+	{ "unit_findings_time_rise_held_briefly", test_findings_time_rise_held_briefly },
 	{ "unit_findings_long_run", test_findings_long_run },
 	{ "unit_top_layout", test_top_layout },
 	{ "unit_request_delta_one_rule", test_request_delta_one_rule },

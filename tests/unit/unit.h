@@ -107,6 +107,7 @@ void test_findings_unified_cuda(void);
 void test_findings_role_past_bound_sampled(void);
 void test_findings(void);
 void test_findings_first_left_out(void);
+void test_findings_time_rise_held_briefly(void);
 void test_findings_long_run(void);
 void test_words_of_each_code(void);
 void test_request_delta_one_rule(void);

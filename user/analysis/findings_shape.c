@@ -331,6 +331,31 @@ static void steady_message(const struct judged *j, struct finding *f)
 		SAY(f, M_STEADY_SMALL, .rise = j->r.slope * (j->n - 1), .material = j->material);
 }
 
+/* Over time, a level that has held for less time than the rise took says
+ * little: growth made by work (a loop, a client's requests) stops when the
+ * work does, and a leak that pauses looks like a cache that filled. Over
+ * requests each point is work done, and a level held through them is not
+ * that. True (and said) where the level is too new to call a ceiling. */
+static bool held_briefly(const struct model *m, const struct judged *j, struct finding *f)
+{
+	size_t at = j->r.change_at;
+	double rise_s, hold_s;
+
+	if (j->per_request || !at || at >= j->n)
+		return false;
+	rise_s = model__secs(m, j->ts[at]) - model__secs(m, j->ts[0]);
+	hold_s = model__secs(m, j->ts[j->n - 1]) - model__secs(m, j->ts[at]);
+	if (hold_s >= rise_s)
+		return false;
+	f->kind = F_GROWING;
+	f->ceiling = j->r.ceiling;
+	f->bytes_per_second = judged__rise_rate(j, at) / j->dt;
+	f->since_s = model__secs(m, j->ts[at]);
+	SAY(f, M_HELD_BRIEFLY, .where = j->c.text, .rise = j->r.ceiling - j->y[0], .rise_s = rise_s,
+	    .ceiling = j->r.ceiling, .hold_s = hold_s, .more_s = rise_s - hold_s);
+	return true;
+}
+
 static void settled_message(const struct model *m, const struct model_proc *p,
 			    const struct judged *j, struct finding *f)
 {
@@ -503,6 +528,10 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		leak_message(m, p, j, &say, roles, top, f);
 		break;
 	case SHAPE_BOUNDED:
+		if (held_briefly(m, j, f)) {
+			attribute(m, p, j, from, j->ts[j->n - 1], f);
+			break;
+		}
 		f->ceiling = j->r.ceiling;
 		if (j->per_request)
 			f->bytes_per_request = judged__rise_rate(j, j->r.change_at);
@@ -524,6 +553,10 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		if (findings__llama_cache_full(p, j, f)) {
 			f->kind = F_BOUNDED;
 			f->ceiling = j->r.ceiling;
+			attribute(m, p, j, from, j->ts[j->n - 1], f);
+			break;
+		}
+		if (held_briefly(m, j, f)) {
 			attribute(m, p, j, from, j->ts[j->n - 1], f);
 			break;
 		}

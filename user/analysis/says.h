@@ -62,6 +62,7 @@ enum finding_kind {
 	X(M_STEP_TIME, "step_time", S(where) V(step) V(seconds)) \
 	X(M_BY_ROLE, "by_role", S(roles)) \
 	X(M_ROSE_HELD, "rose_and_held", S(where) V(rise) V(percent) V(first) V(last) V(points) V(pr)) \
+	X(M_HELD_BRIEFLY, "held_briefly", S(where) V(rise) V(rise_s) V(ceiling) V(hold_s) V(more_s)) \
 	X(M_LEAK_UNBOUNDED, "leak_unbounded", S(label) V(share) V(rest_bounded)) \
 	X(M_ROLE_PAST_BOUND, "role_past_bound", S(role) S(bound_name) V(bytes) V(bound) V(share)) \
 	X(M_ROLE_FILLING, "role_filling", S(where) V(step) V(share) V(bound)) \

@@ -335,6 +335,18 @@ static void say_M_ROSE_HELD(struct words *w, const struct say_M_ROSE_HELD *x)
 	    spanned(x->points, x->pr), point(x->pr));
 }
 
+static void say_M_HELD_BRIEFLY(struct words *w, const struct say_M_HELD_BRIEFLY *x)
+{
+	char a[32], b[32];
+
+	put(w,
+	    "%s rose by %s over %.1f s, then held at %s for the last %.1f s only. A "
+	    "leak pauses when the work that makes it does (a loop that waits, a quiet "
+	    "client) and looks the same: too early to tell a ceiling; about %.1f s "
+	    "more at that level, or the program busy all along, would show one.",
+	    x->where, B(a, x->rise), x->rise_s, B(b, x->ceiling), x->hold_s, x->more_s);
+}
+
 static void say_M_LEAK_UNBOUNDED(struct words *w, const struct say_M_LEAK_UNBOUNDED *x)
 {
 	put(w, " %.0f%% of it is held by %s, in no role with a bound%s.", x->share, x->label,
@@ -1099,8 +1111,12 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 		    f->counts ? (snprintf(a, sizeof(a), "%.0f", f->ceiling), a) : B(a, f->ceiling));
 		break;
 	case F_GROWING:
-		put(&w, "%s %s/%s, too early to tell", f->where, rate(a, sizeof(a), f),
-		    unit(f->per_request));
+		if (finding__reason(f) == M_HELD_BRIEFLY)
+			put(&w, "%s rose to %s and held briefly, too early to tell", f->where,
+			    B(a, f->ceiling));
+		else
+			put(&w, "%s %s/%s, too early to tell", f->where, rate(a, sizeof(a), f),
+			    unit(f->per_request));
 		break;
 	default:
 		put(&w, "%s one step of %s", f->where,

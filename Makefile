@@ -28,6 +28,13 @@ CROSS_FLAGS := -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/a
 LDFLAGS += -L$(SYSROOT)/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,$(SYSROOT)/usr/lib/aarch64-linux-gnu
 endif
 
+# CCACHE=ccache (make test sets it): the compilers through ccache, whose
+# cache is outside the clone, so a fresh clone's build reuses the last one's
+ifneq ($(CCACHE),)
+CC := $(CCACHE) $(CC)
+CLANG := $(CCACHE) $(CLANG)
+endif
+
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
@@ -294,16 +301,21 @@ llama-server: e2e-deps
 	$(Q)tools/llama-server.sh >/dev/null
 	$(Q)tools/llama-server.sh --arm64 >/dev/null
 
-# the builds before the tests use every core (the tests run one at a time)
+# the builds before the tests use every core (the tests run one at a time),
+# through ccache: its cache in GMT_CACHE, paths taken relative to the clone
 JOBS ?= $(shell nproc)
+GMT_CACHE ?= /var/cache/gpumemtrace
+test: export CCACHE_DIR := $(GMT_CACHE)/ccache
+test: export CCACHE_BASEDIR := $(CURDIR)
+test: export CCACHE_NOHASHDIR := 1
 test: deps e2e-deps llama-server
-	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
+	$(Q)$(MAKE) -j$(JOBS) --no-print-directory CCACHE=$(shell command -v ccache) all $(TEST_BINS) $(OUTPUT)/tests/unit $(OUTPUT)/tests/unit-asan \
 		$(OUTPUT)/tests/workload-static $(OUTPUT)/tests/workload-nofp \
 		$(OUTPUT)/tests/drmflip-static $(FAKE_LIBS) $(STRIPPED) \
 		$(OUTPUT)/gmt-scenario $(OUTPUT)/tests/fuzz-replay $(OUTPUT)/tests/fuzz-unwind \
 		$(OUTPUT)/tests/fuzz-http $(OUTPUT)/tests/fuzz-timings
 ifeq ($(HOST_ARCH),x86)
-	$(Q)$(MAKE) -j$(JOBS) --no-print-directory ARCH=arm64 all
+	$(Q)$(MAKE) -j$(JOBS) --no-print-directory CCACHE=$(shell command -v ccache) ARCH=arm64 all
 endif
 	$(Q)tools/package.sh >/dev/null || echo "the Debian package did not build: tests/package.sh says why"
 	$(Q)tests/run.sh

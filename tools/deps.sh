@@ -9,7 +9,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${GMT_CACHE:-/var/cache/gpumemtrace}
-pkgs="make gcc g++ clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev libdw-dev liblzma-dev libbz2-dev
+pkgs="make gcc g++ ccache clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev libdw-dev liblzma-dev libbz2-dev
 libjson-c-dev libiberty-dev jq file clang-format util-linux procps
 qemu-system-x86 busybox-static libvulkan-dev libvulkan1 mesa-vulkan-drivers kmod xz-utils libdrm-dev
 libncurses-dev tmux cmake ninja-build git python3 libclang-rt-14-dev uthash-dev libevent-dev

@@ -342,8 +342,8 @@ static void say_M_HELD_BRIEFLY(struct words *w, const struct say_M_HELD_BRIEFLY 
 	put(w,
 	    "%s rose by %s over %.1f s, then held at %s for the last %.1f s only. A "
 	    "leak pauses when the work that makes it does (a loop that waits, a quiet "
-	    "client) and looks the same: too early to tell a ceiling; about %.1f s "
-	    "more at that level, or the program busy all along, would show one.",
+	    "client) and looks the same: too early to tell a ceiling from a pause; "
+	    "about %.1f s more at that level would show one.",
 	    x->where, B(a, x->rise), x->rise_s, B(b, x->ceiling), x->hold_s, x->more_s);
 }
 

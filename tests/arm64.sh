@@ -259,7 +259,7 @@ echo "=== report"
 cat /tmp/r.json
 GUEST
 	start=$SECONDS
-	ARCH=arm64 EXTRA="$dir:/llama $T/tiny.gguf:/tiny.gguf $(arm64_llama_libs)" \
+	ARCH=arm64 BOOT_TIMEOUT=200 EXTRA="$dir:/llama $T/tiny.gguf:/tiny.gguf $(arm64_llama_libs)" \
 		"$ROOT/tests/vm/boot.sh" "$kernel" "$T/guest.sh" >"$T/console"
 	echo "# the guest ran for $((SECONDS - start)) s"
 	expect 'grep -q "^=== rc 0" "$T/console" && grep -q "listening on" "$T/console"' \

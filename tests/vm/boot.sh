@@ -11,6 +11,8 @@
 # the arm64 busybox that tools/arm64-sysroot.sh unpacks.
 # EXTRA="SRC:DST ...": files or folders copied into the guest as DST (a path
 # in it; links followed), e.g. a program with its libraries and a model.
+# BOOT_TIMEOUT: seconds a boot may take (default 110: twice that fits a
+# test's 240, for the boot again below).
 set -Eeu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$1 script=$2
@@ -70,17 +72,25 @@ boot() {
 	if [ "${ARCH:-x86}" = arm64 ]; then
 		# pauth-impdef: QEMU's own pointer authentication, much cheaper
 		# under TCG than the architected one
-		timeout 300 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg \
+		timeout "${BOOT_TIMEOUT:-110}" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg \
 			-m 1024 -smp 2 -nographic -no-reboot \
 			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 			-append "console=ttyAMA0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
 	else
-		timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
+		timeout "${BOOT_TIMEOUT:-110}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
 			-vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
 			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 			-append "console=ttyS0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
 	fi
-	grep -q '=== begin' "$tmp/console" && return 0
+	# begun: the tool ran, and is judged; one that never ended (QEMU's
+	# timeout: a stall of the guest, or a hang in it) says where it was
+	if grep -q '=== begin' "$tmp/console"; then
+		grep -q '^=== end' "$tmp/console" || {
+			echo "# boot.sh: the guest's script never ended (QEMU status $rc after $((SECONDS - start)) s); its console ends:"
+			tr -d '\r' <"$tmp/console" | tail -25 | sed 's/^/# console: /'
+		} >&2
+		return 0
+	fi
 	{
 		echo "# boot.sh: the guest never ran its script (QEMU status $rc after $((SECONDS - start)) s); its console ends:"
 		tr -d '\r' <"$tmp/console" | tail -25 | sed 's/^/# console: /'

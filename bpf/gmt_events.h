@@ -46,6 +46,9 @@ enum gmt_type {
 	GMT_EV_TIMINGS = 33,	 /* a response's own figures: llama-server's timings */
 	GMT_EV_JOIN = 34,	 /* a process joined the traced set: how, and when it started */
 	GMT_EV_MODULE = 35,	 /* user: a code file stacks name: its build id */
+	GMT_EV_PROC_STAT = 36,	 /* user: what the process waited on, each interval */
+	GMT_EV_HOST_STAT = 37, /* user: the host's paging, pressure and run queue, each interval */
+	GMT_EV_FILE_RSS = 38,  /* user: the largest files it maps, and what of each is resident */
 	GMT_EV_MAX,
 };
 
@@ -329,13 +332,18 @@ enum gmt_fault_class {
 
 /* not a record: the per-CPU map value the fault programs count into */
 struct gmt_fault_counts {
-	__u64 total;		    /* every user fault */
-	__u64 cls[GMT_FAULT_OTHER]; /* those handle_mm_fault resolved, by class */
+	__u64 total;		      /* every user fault */
+	__u64 cls[GMT_FAULT_OTHER];   /* those handle_mm_fault resolved, by class */
+	__u64 major[GMT_FAULT_OTHER]; /* of those, VM_FAULT_MAJOR: read from disk or swap */
 };
 
 struct gmt_faults {
 	struct gmt_hdr hdr;
 	__u64 count[GMT_FAULT_NR]; /* cumulative since attach */
+	/* from here on, absent in records of before (hdr.len says): of those
+	 * handle_mm_fault resolved, the major ones (read from the disk or
+	 * swap), by class; all 0 where the fexit is refused */
+	__u64 major[GMT_FAULT_NR];
 };
 
 enum gmt_fd_class {
@@ -783,6 +791,94 @@ struct gmt_nvml {
 	__u64 total; /* the device */
 	__u64 free;
 	char name[64];
+	/* from here on, absent in records of before (hdr.len says): how fast
+	 * it ran, and why not faster (0 where NVML did not say) */
+	__u32 sm_mhz, sm_max_mhz;    /* its SM clock, and the most it may reach */
+	__u64 clock_reasons;	     /* nvmlClocksEventReason* bits: why the clock is held down */
+	__u32 temp_c, power_mw;	     /* the GPU's temperature, its power draw */
+	__u32 util_gpu, util_memory; /* percent of the last sample period busy */
+	__u32 clocks_valid;	     /* GMT_NVML_* bits: which of these it gave */
+	__u32 pad2;
+};
+#define GMT_NVML_CLOCK 0x1
+#define GMT_NVML_REASONS 0x2
+#define GMT_NVML_TEMP 0x4
+#define GMT_NVML_POWER 0x8
+#define GMT_NVML_UTIL 0x10
+/* nvmlClocksEventReason bits that slow a busy GPU down */
+#define GMT_NVML_SW_POWER_CAP 0x4
+#define GMT_NVML_HW_SLOWDOWN 0x8
+#define GMT_NVML_SW_THERMAL 0x20
+#define GMT_NVML_HW_THERMAL 0x40
+#define GMT_NVML_HW_POWER_BRAKE 0x80
+
+/* What the process waited on, each interval, from the kernel's own
+ * counters (all cumulative but the quota): why a request was slow. */
+#define GMT_PSTAT_SCHED 0x1	 /* run_ns, run_delay_ns: /proc/PID/task/TID/schedstat */
+#define GMT_PSTAT_CPU_STAT 0x2	 /* its CPU cgroup's cpu.stat: periods, throttling */
+#define GMT_PSTAT_PSI 0x4	 /* psi_*: its cgroup's *.pressure (v2), else the host's */
+#define GMT_PSTAT_PSI_CGROUP 0x8 /* psi_* are its cgroup's, not the host's */
+#define GMT_PSTAT_CPU_V2 0x10	 /* the CPU cgroup is v2's (cpu.max), not v1's */
+#define GMT_PSTAT_IO 0x20	 /* read_bytes: /proc/PID/io */
+#define GMT_PSTAT_REFAULTS 0x40	 /* refault_*: its memory cgroup's memory.stat */
+struct gmt_proc_stat {
+	struct gmt_hdr hdr;
+	__u64 minflt, majflt;	    /* /proc/PID/stat: its threads' together */
+	__u64 cpu_ns;		    /* utime + stime, the same */
+	__u64 run_ns, run_delay_ns; /* on a CPU, and runnable waiting for one: its live threads' */
+	/* the CPU quota that binds it (of its cgroup and ancestors, the least
+	 * CPUs): quota_us 0 for none; and that cgroup's cpu.stat */
+	__u64 cpu_quota_us, cpu_period_us;
+	__u64 nr_periods, nr_throttled, throttled_ns;
+	/* stall time, "some" and "full" (PSI), microseconds */
+	__u64 psi_mem_some_us, psi_mem_full_us, psi_cpu_some_us, psi_io_some_us, psi_io_full_us;
+	/* what it had read from storage (its page faults' readahead too): a
+	 * mapped file's pages evicted and read back count here, where a
+	 * fault that finds them read ahead is no major one */
+	__u64 read_bytes;
+	/* of its memory cgroup (memory.stat): pages evicted, then needed again */
+	__u64 refault_file, refault_anon;
+	__u32 flags;	    /* GMT_PSTAT_* */
+	__u32 threads_read; /* threads whose schedstat was read */
+	__u32 cpus_allowed; /* CPUs its main thread may run on (affinity, cpuset) */
+	__u32 pad;
+	char cpu_cgroup[GMT_PATH_LEN]; /* the cgroup of the quota; "" none */
+};
+
+/* the host's paging and load, each interval (cumulative but the last two) */
+#define GMT_HSTAT_PSI 0x1 /* /proc/pressure was read */
+struct gmt_host_stat {
+	struct gmt_hdr hdr;
+	__u64 pswpin, pswpout, pgmajfault; /* /proc/vmstat: pages */
+	__u64 refault_file, refault_anon;  /* /proc/vmstat workingset_refault_* */
+	__u64 psi_mem_some_us, psi_mem_full_us, psi_cpu_some_us, psi_io_some_us, psi_io_full_us;
+	__u32 procs_running; /* /proc/stat: runnable now, the host's */
+	__u32 cpus_online;
+	__u32 flags; /* GMT_HSTAT_* */
+	__u32 pad;
+};
+
+/* The files a process maps, largest first (at most GMT_FILE_RSS_MAX), and
+ * how much of each is resident, from /proc/PID/smaps: a model's weights
+ * mapped from their file are read back from the disk at each token once
+ * the page cache lost them. Sent with the anonymous areas' snapshot. */
+#define GMT_FILE_RSS_MAX 8
+#define GMT_FILE_NAME_LEN 120
+struct gmt_file_rss_one {
+	__u64 size; /* mapped, of all its mappings */
+	__u64 rss;  /* resident of that */
+	__u64 dev;  /* major << 32 | minor */
+	__u64 ino;
+	__u32 flags; /* 1: a mapping of it is executable (code) */
+	__u32 pad;
+	char name[GMT_FILE_NAME_LEN]; /* its path's last GMT_FILE_NAME_LEN - 1 bytes */
+};
+
+struct gmt_file_rss {
+	struct gmt_hdr hdr;
+	__u32 nr;
+	__u32 pad;
+	struct gmt_file_rss_one v[];
 };
 
 #endif /* GMT_EVENTS_H */

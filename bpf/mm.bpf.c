@@ -293,8 +293,11 @@ int BPF_PROG(fexit_handle_mm_fault, struct vm_area_struct *vma, unsigned long ad
 		return 0;
 	class_of(vma, &f);
 	c = fault_slot(tgid);
-	if (c && f.cls < GMT_FAULT_OTHER)
+	if (c && f.cls < GMT_FAULT_OTHER) {
 		c->cls[f.cls]++;
+		if (ret & VM_FAULT_MAJOR)
+			c->major[f.cls]++;
+	}
 	return 0;
 }
 

@@ -7,8 +7,11 @@
  *
  * usage: gpumemtrace-nvml
  * prints "ok DEVICES" or "error TEXT" and then, for each line read on
- * stdin, one sample: "dev I TOTAL FREE NAME" per device, "proc I PID USED"
- * per process on it, then "end". */
+ * stdin, one sample: "dev I TOTAL FREE NAME" per device, "clk I SM_MHZ
+ * SM_MAX_MHZ REASONS TEMP_C POWER_MW UTIL_GPU UTIL_MEM VALID" after it
+ * (how fast it runs and why not faster; VALID: which of them NVML gave,
+ * a bit each from SM_MHZ on), "proc I PID USED" per process on it, then
+ * "end". */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +23,9 @@
 typedef void *nvml_device;
 struct nvml_memory {
 	unsigned long long total, free, used;
+};
+struct nvml_utilization {
+	unsigned int gpu, memory;
 };
 struct nvml_process {
 	unsigned int pid;
@@ -37,6 +43,38 @@ static int (*meminfo)(nvml_device, struct nvml_memory *);
 static int (*name)(nvml_device, char *, unsigned int);
 static int (*procs)(nvml_device, unsigned int *, struct nvml_process *);
 static const char *(*error)(int);
+/* optional: how fast it runs (any may be missing in an old driver) */
+static int (*clock)(nvml_device, int, unsigned int *);
+static int (*max_clock)(nvml_device, int, unsigned int *);
+static int (*reasons)(nvml_device, unsigned long long *);
+static int (*temperature)(nvml_device, int, unsigned int *);
+static int (*power)(nvml_device, unsigned int *);
+static int (*utilization)(nvml_device, struct nvml_utilization *);
+
+#define NVML_CLOCK_SM 1
+#define NVML_TEMPERATURE_GPU 0
+
+/* "clk" line: its SM clock and why it is held down */
+static void clocks(unsigned int i, nvml_device d)
+{
+	unsigned int sm = 0, smax = 0, t = 0, mw = 0, valid = 0;
+	unsigned long long why = 0;
+	struct nvml_utilization u = { 0, 0 };
+
+	if (clock && !clock(d, NVML_CLOCK_SM, &sm) && max_clock &&
+	    !max_clock(d, NVML_CLOCK_SM, &smax))
+		valid |= 1;
+	if (reasons && !reasons(d, &why))
+		valid |= 2;
+	if (temperature && !temperature(d, NVML_TEMPERATURE_GPU, &t))
+		valid |= 4;
+	if (power && !power(d, &mw))
+		valid |= 8;
+	if (utilization && !utilization(d, &u))
+		valid |= 16;
+	printf("clk %u %u %u %llu %u %u %u %u %u\n", i, sm, smax, why, t, mw, u.gpu, u.memory,
+	       valid);
+}
 
 static void *sym(void *lib, const char *a, const char *b)
 {
@@ -62,6 +100,7 @@ static void sample(unsigned int n)
 			if (nm[j] == '\n')
 				nm[j] = ' ';
 		printf("dev %u %llu %llu %s\n", i, m.total, m.free, nm);
+		clocks(i, d);
 		k = MAX_PROCS;
 		if (procs(d, &k, v))
 			continue;
@@ -91,6 +130,13 @@ int main(void)
 	procs = sym(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
 		    "nvmlDeviceGetComputeRunningProcesses_v2");
 	error = sym(lib, "nvmlErrorString", NULL);
+	clock = sym(lib, "nvmlDeviceGetClockInfo", NULL);
+	max_clock = sym(lib, "nvmlDeviceGetMaxClockInfo", NULL);
+	reasons = sym(lib, "nvmlDeviceGetCurrentClocksEventReasons",
+		      "nvmlDeviceGetCurrentClocksThrottleReasons");
+	temperature = sym(lib, "nvmlDeviceGetTemperature", NULL);
+	power = sym(lib, "nvmlDeviceGetPowerUsage", NULL);
+	utilization = sym(lib, "nvmlDeviceGetUtilizationRates", NULL);
 	if (!init || !count || !handle || !meminfo || !name || !procs || !error) {
 		printf("error libnvidia-ml.so.1 lacks the calls used (too old a driver)\n");
 		return 0;

@@ -5,7 +5,7 @@ client measured with its own clock (client.py) and what llama-server said of
 each request (`timings`) and in all (/metrics). Prints a table and a summary
 line; exits 1, after "# " lines saying what was off, when anything is.
 
-  compare.py REPORT.json CLIENT.json [--no-metrics] [--decodes]
+  compare.py REPORT.json CLIENT.json [--no-metrics] [--decodes] [--slowdown-ok]
 
 Each request's tokens must come from the server's own timings, as read in
 its response (tokens_from "server"). With --decodes (gpumemtrace
@@ -30,6 +30,8 @@ arrival. So for every request:
   Nagle's algorithm held them (llama-server leaves it on); requests are
   paired by their bytes first, then by time;
 - tokens exact; decode rate within 5%.
+Nothing slowed the server these tests drive: no slowdown verdict (a false
+one is as bad as a false leak), unless --slowdown-ok.
 """
 import json
 import sys
@@ -48,6 +50,7 @@ def main():
     client = json.load(open(sys.argv[2]))
     check_metrics = "--no-metrics" not in sys.argv[3:]
     decodes = "--decodes" in sys.argv[3:]
+    slow_ok = "--slowdown-ok" in sys.argv[3:]
     source = "server"
     # one clock for both: CLOCK_MONOTONIC where the report and the client
     # give it (a step of the wall clock during the run, as a VM's time sync
@@ -231,6 +234,10 @@ def main():
           f"{f' (decoded {drate_err * 100:.2f}%)' if decodes else ''}{sums}"
           f"{f'; {unanswered} read and closed unanswered' if unanswered else ''}"
           f"{f'; {nagle} whose last write the client read 5-40 ms later (Nagle)' if nagle else ''}")
+    slow = [f for f in report.get("findings", []) if f.get("kind") == "slowdown"]
+    if slow and not slow_ok:
+        bad.append("a slowdown where nothing slowed the server: " +
+                   "; ".join(f.get("message", "") for f in slow))
     for b in bad:
         print("# " + b)
     return 1 if bad else 0

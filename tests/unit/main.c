@@ -13,6 +13,13 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+	{ "unit_slow_major_faults_under_a_limit", test_slow_major_faults_under_a_limit },
+	{ "unit_slow_reads_without_major_faults", test_slow_reads_without_major_faults },
+	{ "unit_slow_cpu_throttled_and_neighbour", test_slow_cpu_throttled_and_neighbour },
+	{ "unit_slow_gpu_clocks", test_slow_gpu_clocks },
+	{ "unit_slow_no_cause_said", test_slow_no_cause_said },
+	{ "unit_slow_controls", test_slow_controls },
+	{ "unit_slow_without_counters", test_slow_without_counters },
 	{ "unit_tracefile_roundtrip", test_tracefile_roundtrip },
 	{ "unit_tracedir_rotates", test_tracedir_rotates },
 	{ "unit_tracefile_truncated_everywhere", test_tracefile_truncated_everywhere },

@@ -67,6 +67,15 @@ bool screen_has(const struct top_line *l, size_t n, const char *what);
 void named_stack(struct model *m, __u32 id, const char *sym);
 void touch_at(struct model *m, double t, __u32 stack);
 
+/* slow.c */
+void test_slow_major_faults_under_a_limit(void);
+void test_slow_reads_without_major_faults(void);
+void test_slow_cpu_throttled_and_neighbour(void);
+void test_slow_gpu_clocks(void);
+void test_slow_no_cause_said(void);
+void test_slow_controls(void);
+void test_slow_without_counters(void);
+
 /* stream.c */
 void test_tracefile_roundtrip(void);
 void test_tracedir_rotates(void);

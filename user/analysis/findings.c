@@ -438,6 +438,7 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 	findings__failures(m, p, fs);
 	findings__exit(m, p, fs);
 	findings__evictions(m, p, fs);
+	findings__slowdowns(m, p, fs);
 	for (i = 0; i < n; i++)
 		if (all[i].c.cls == CAT_HOST || all[i].c.cls == CAT_API ||
 		    all[i].c.cls == CAT_KERNEL)
@@ -453,6 +454,15 @@ static void process_findings(const struct model *m, const struct model_proc *p, 
 			judged__not_judged(m, p, &all[i], fs);
 	for (i = 0; i < n; i++)
 		judged__free(&all[i]);
+}
+
+static int by_request(const void *a, const void *b)
+{
+	const struct slow_req *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->nth < y->nth ? -1 : x->nth > y->nth;
 }
 
 static int by_kind(const void *a, const void *b)
@@ -477,13 +487,36 @@ struct findings *findings__build(const struct model *m)
 		process_findings(m, m->procs[i], fs);
 	if (fs->n)
 		qsort(fs->v, fs->n, sizeof(*fs->v), by_kind);
+	if (fs->nr_slow)
+		qsort(fs->slow, fs->nr_slow, sizeof(*fs->slow), by_request);
 	return fs;
+}
+
+void findings__mark_slow(struct findings *fs, __u32 pid, __u64 nth, double ratio, const char *cause)
+{
+	struct slow_req *r;
+
+	if (model__grow((void **)&fs->slow, &fs->slow_cap, fs->nr_slow, sizeof(*fs->slow)))
+		return;
+	r = &fs->slow[fs->nr_slow++];
+	*r = (struct slow_req){ .pid = pid, .nth = nth, .ratio = ratio };
+	snprintf(r->cause, sizeof(r->cause), "%s", cause ? cause : "none");
+}
+
+const struct slow_req *findings__slow(const struct findings *fs, __u32 pid, __u64 nth)
+{
+	struct slow_req key = { .pid = pid, .nth = nth };
+
+	if (!fs || !fs->nr_slow)
+		return NULL;
+	return bsearch(&key, fs->slow, fs->nr_slow, sizeof(key), by_request);
 }
 
 void findings__free(struct findings *fs)
 {
 	if (!fs)
 		return;
+	free(fs->slow);
 	free(fs->v);
 	free(fs);
 }

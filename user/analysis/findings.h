@@ -82,9 +82,19 @@ struct finding {
 	size_t nr_evidence;
 };
 
+/* a request a slowdown names: which, how much slower, and why */
+struct slow_req {
+	__u32 pid;
+	__u64 nth;
+	double ratio;	/* its baseline's rate over its own */
+	char cause[16]; /* the finding's "cause" */
+};
+
 struct findings {
 	struct finding *v;
 	size_t n, cap;
+	struct slow_req *slow; /* by pid, then request */
+	size_t nr_slow, slow_cap;
 };
 
 struct findings *findings__build(const struct model *m);
@@ -156,5 +166,10 @@ void findings__exit(const struct model *m, const struct model_proc *p, struct fi
 bool crash__fault(int sig, int code);
 /* evictions of p's buffers against its decode rate (findings_bo.c) */
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *f);
+/* requests slower than p's own, and why (findings_slow.c) */
+void findings__slowdowns(const struct model *m, const struct model_proc *p, struct findings *f);
+void findings__mark_slow(struct findings *f, __u32 pid, __u64 nth, double ratio, const char *cause);
+/* the slowdown that names request nth of pid; NULL none */
+const struct slow_req *findings__slow(const struct findings *f, __u32 pid, __u64 nth);
 
 #endif

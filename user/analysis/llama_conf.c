@@ -36,6 +36,16 @@ static const struct opt opts[] = {
 	  offsetof(struct llama_conf, kv_unified), OPT_FLAG_OFF },
 	{ "--kv-unified-per-slot", "--kv-unified-per-slot", "LLAMA_ARG_KV_UNIFIED_PER_SLOT",
 	  offsetof(struct llama_conf, kv_per_slot), OPT_NUM },
+	{ "-t", "--threads", "LLAMA_ARG_THREADS", offsetof(struct llama_conf, threads), OPT_NUM },
+	{ "--mlock", "--mlock", "LLAMA_ARG_MLOCK", offsetof(struct llama_conf, mlock),
+	  OPT_FLAG_ON },
+	{ "--mmap", "--mmap", "LLAMA_ARG_MMAP", offsetof(struct llama_conf, mmap), OPT_FLAG_ON },
+	{ "--no-mmap", "--no-mmap", "LLAMA_ARG_NO_MMAP", offsetof(struct llama_conf, mmap),
+	  OPT_FLAG_OFF },
+	{ "-ngl", "--gpu-layers", "LLAMA_ARG_N_GPU_LAYERS", offsetof(struct llama_conf, gpu_layers),
+	  OPT_NUM },
+	{ "-ngl", "--n-gpu-layers", "LLAMA_ARG_N_GPU_LAYERS",
+	  offsetof(struct llama_conf, gpu_layers), OPT_NUM },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -141,6 +151,9 @@ bool llama_conf__read(const struct model_proc *p, struct llama_conf *c)
 	c->parallel.v = -1;
 	c->fit.v = 1;
 	c->ctx_checkpoints.v = 32;
+	c->threads.v = -1;
+	c->mmap.v = 1;
+	c->gpu_layers.v = -1;
 	c->server = is_server(p);
 	from_env(p, c);
 	if (c->server)

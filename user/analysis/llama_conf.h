@@ -29,6 +29,10 @@ struct llama_conf {
 	struct conf_val ctx_checkpoints; /* a slot's most */
 	struct conf_val kv_unified;	 /* 1 one KV buffer for all slots */
 	struct conf_val kv_per_slot;	 /* --kv-unified-per-slot; 0 unset */
+	struct conf_val threads;	 /* -t; -1 llama.cpp's own count */
+	struct conf_val mlock;		 /* 1: the weights locked in RAM */
+	struct conf_val mmap;		 /* 1 (default): the weights mapped from their file */
+	struct conf_val gpu_layers;	 /* -ngl; -1 auto (--fit) */
 	bool cuda_graphs_off;		 /* GGML_CUDA_DISABLE_GRAPHS */
 };
 

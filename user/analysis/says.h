@@ -22,6 +22,7 @@
 	X(F_LEAK, "leak", "LEAK", "LEAK")                                                         \
 	X(F_UNEXPLAINED, "unexplained_device_growth", "UNEXPLAINED DEVICE GROWTH", "UNEXPLAINED") \
 	X(F_EVICTION, "eviction_slowdown", "EVICTION SLOWDOWN", "EVICTED")                        \
+	X(F_SLOWDOWN, "slowdown", "SLOWDOWN", "SLOW") /* requests slower than its own */          \
 	X(F_GROWING, "growing", "GROWING", "GROWING") /* too early to tell */                     \
 	X(F_BOUNDED, "bounded_cache", "BOUNDED CACHE", "CACHE")                                   \
 	X(F_SETTLED, "settled", "SETTLED", "SETTLED") /* slower, then level */                    \
@@ -110,6 +111,32 @@ enum finding_kind {
 	X(M_CRASH_THREAD, "crash_thread", S(thread) S(frames) V(tid) V(code) V(addr) V(sender) V(self) V(sig)) \
 	X(M_CRASH_SERVING, "crash_serving", S(requests) V(count)) \
 	X(M_CRASH_HEAP, "crash_heap", ) \
+	X(M_SLOW, "slow", S(where) V(n) V(first) V(last) V(rate) V(baseline) V(spread) V(ratio) V(n_base) V(seconds) V(slots)) \
+	X(M_SLOW_BACK, "slow_recovered", V(request) V(rate) V(n)) \
+	X(M_SLOW_TO_END, "slow_to_the_end", V(more)) \
+	X(M_SLOW_READ_BACK, "slow_read_back", S(where) V(read) V(read_s) V(read_before) V(faults_s) V(faults_before) V(major) V(major_s) V(refaults) V(per_token)) \
+	X(M_SLOW_FILE_OUT, "slow_file_out", S(file) V(size) V(resident) V(rss_file) V(low)) \
+	X(M_SLOW_SWAPPED, "slow_swapped", V(swap) V(swapins)) \
+	X(M_SLOW_LIMIT, "slow_limit", S(cgroup) S(file) V(limit) V(before) V(seconds) V(raised) V(raised_s) V(need)) \
+	X(M_SLOW_HOST_MEMORY, "slow_host_memory", V(available) V(before) V(total)) \
+	X(M_SLOW_PRESSURE, "slow_memory_pressure", V(share) V(cgroup)) \
+	X(M_SLOW_CPU_WAIT, "slow_cpu_wait", V(share) V(before) V(cpus) V(running) V(threads)) \
+	X(M_SLOW_THROTTLED, "slow_throttled", S(cgroup) V(quota) V(share) V(before_quota) V(seconds) V(threads) V(v2)) \
+	X(M_SLOW_GRAPHS, "slow_graphs", V(count) V(per_token) V(before)) \
+	X(M_SLOW_EVICTED, "slow_evicted", V(bytes) V(seconds) V(evictor)) \
+	X(M_SLOW_CLOCKS, "slow_gpu_clocks", V(mhz) V(before) V(max) V(power) V(thermal) V(hw)) \
+	X(M_SLOW_CONTEXT_FULL, "slow_context_full", V(n) V(slot)) \
+	X(M_SLOW_NO_CAUSE, "slow_no_cause", V(faults) V(waits) V(gpu)) \
+	X(M_SLOW_TRY_MEMORY, "slow_try_memory", V(mmap) V(mlock) V(need)) \
+	X(M_SLOW_TRY_CPU, "slow_try_cpu", V(throttled) V(cpus) V(threads) V(quota)) \
+	X(M_SLOW_TRY_GRAPHS, "slow_try_graphs", ) \
+	X(E_SLOW_RATES, "slow_rates", V(before) V(during) V(after) V(n_before) V(n_during) V(n_after)) \
+	X(E_SLOW_PROMPT, "slow_prompt_rates", V(before) V(during)) \
+	X(E_SLOW_FAULTS, "slow_fault_rates", V(before) V(during) V(major_before) V(major) V(file) V(anon)) \
+	X(E_SLOW_READS, "slow_reads", V(before) V(during) V(refaults) V(cgroup)) \
+	X(E_SLOW_WAITS, "slow_cpu_waits", V(before) V(during) V(throttled)) \
+	X(E_SLOW_PRESSURE, "slow_pressure", V(memory) V(cpu) V(io) V(cgroup)) \
+	X(E_SLOW_SLOTS, "slow_slots", V(slots) V(n)) \
 	X(E_STEP_SPREAD, "step_spread", V(cv)) \
 	X(E_STEP_FOLLOWS, "step_follows", V(tau)) \
 	X(E_STEP_NOT_FOLLOWS, "step_not_follows", V(tau) V(requests)) \

@@ -739,6 +739,215 @@ static void say_M_DECODE_NO_RATES(struct words *w, const struct say_M_DECODE_NO_
 	put(w, " No decode rates on both sides to compare.");
 }
 
+/* the slowdowns: which requests, how much slower, why, what to try */
+static void say_M_SLOW(struct words *w, const struct say_M_SLOW *x)
+{
+	if (x->first == x->last)
+		put(w, "request %.0f", x->first);
+	else
+		put(w, "%.0f requests from %.0f to %.0f", x->n, x->first, x->last);
+	put(w, " decoded at %.3g tokens/s against this server's own %.3g", x->rate, x->baseline);
+	if (isfinite(x->spread))
+		put(w, " (± %.2g, %.0f requests)", x->spread, x->n_base);
+	put(w, ", %.1f times slower, from %.1f s", x->ratio, x->seconds);
+	if (x->slots > 1)
+		put(w, " (each beside %.0f others, compared with requests that ran so)",
+		    x->slots - 1);
+	put(w, ".");
+}
+
+static void say_M_SLOW_BACK(struct words *w, const struct say_M_SLOW_BACK *x)
+{
+	put(w, " From request %.0f it was back to %.3g tokens/s.", x->request, x->rate);
+}
+
+static void say_M_SLOW_TO_END(struct words *w, const struct say_M_SLOW_TO_END *x)
+{
+	(void)x;
+	put(w, " It was still slow when tracing ended.");
+}
+
+static void say_M_SLOW_READ_BACK(struct words *w, const struct say_M_SLOW_READ_BACK *x)
+{
+	char a[32], b[32], c[32];
+
+	put(w, " Its memory was being read back from storage as it decoded");
+	if (x->where[0])
+		put(w, " (%s)", x->where);
+	put(w, ":");
+	if (isfinite(x->read) && x->read > 0)
+		put(w, " %s read in those requests, %s a second against %s in the usual ones;",
+		    B(a, x->read), B(b, x->read_s), B(c, x->read_before));
+	put(w, " %.0f page faults a second against %.0f", x->faults_s, x->faults_before);
+	if (isfinite(x->per_token))
+		put(w, " (%.0f a token)", x->per_token);
+	if (isfinite(x->major))
+		put(w, ", %.0f of them major", x->major);
+	if (isfinite(x->refaults) && x->refaults > 0)
+		put(w, "; %.0f pages were evicted and then needed again", x->refaults);
+	put(w, ".");
+}
+
+static void say_M_SLOW_FILE_OUT(struct words *w, const struct say_M_SLOW_FILE_OUT *x)
+{
+	char a[32], b[32];
+
+	put(w,
+	    " Its file-backed RSS was %s while it maps %s of %s: the weights no longer fit "
+	    "in its RAM and are read from the file at each token.",
+	    B(a, x->rss_file), B(b, x->size), x->file);
+}
+
+static void say_M_SLOW_SWAPPED(struct words *w, const struct say_M_SLOW_SWAPPED *x)
+{
+	char a[32], b[32];
+
+	put(w,
+	    " Its anonymous memory was in swap (VmSwap %s at the end) and read back at %s "
+	    "a second.",
+	    B(a, x->swap), B(b, x->swapins));
+}
+
+static void say_M_SLOW_LIMIT(struct words *w, const struct say_M_SLOW_LIMIT *x)
+{
+	char a[32], b[32], c[32];
+
+	put(w, " Its memory cgroup %s held it to %s (%s)", x->cgroup, B(a, x->limit), x->file);
+	if (isfinite(x->seconds))
+		put(w, ", lowered from %s at %.1f s", x->before ? B(b, x->before) : "no limit",
+		    x->seconds);
+	if (x->need > x->limit)
+		put(w, ", below the %s it had in use", B(c, x->need));
+	if (isfinite(x->raised_s))
+		put(w, "; %s at %.1f s", x->raised ? B(b, x->raised) : "lifted", x->raised_s);
+	put(w, ".");
+}
+
+static void say_M_SLOW_HOST_MEMORY(struct words *w, const struct say_M_SLOW_HOST_MEMORY *x)
+{
+	char a[32], b[32], c[32];
+
+	put(w, " No cgroup limit binds it; the host had %s available (%s at the start, of %s).",
+	    B(a, x->available), B(b, x->before), B(c, x->total));
+}
+
+static void say_M_SLOW_PRESSURE(struct words *w, const struct say_M_SLOW_PRESSURE *x)
+{
+	put(w, " Memory pressure stalled %s %.0f%% of that time.",
+	    x->cgroup ? "its cgroup" : "the host", 100 * x->share);
+}
+
+static void say_M_SLOW_CPU_WAIT(struct words *w, const struct say_M_SLOW_CPU_WAIT *x)
+{
+	put(w,
+	    " Its threads waited for a CPU %.0f%% of the time they were ready to run (%.0f%% "
+	    "in the usual requests): other work ran on its %.0f CPUs",
+	    100 * x->share, 100 * x->before, x->cpus);
+	if (x->running)
+		put(w, " (the host's run queue held %.0f)", x->running);
+	if (x->threads > x->cpus && x->cpus)
+		put(w, ", and it runs %.0f threads on them", x->threads);
+	put(w, ".");
+}
+
+static void say_M_SLOW_THROTTLED(struct words *w, const struct say_M_SLOW_THROTTLED *x)
+{
+	put(w,
+	    " Its cgroup %s's CPU quota of %.2f CPUs (%s) throttled it in %.0f%% of its "
+	    "periods",
+	    x->cgroup, x->quota, x->v2 ? "cpu.max" : "cpu.cfs_quota_us", 100 * x->share);
+	if (isfinite(x->before_quota))
+		put(w, " (%s before)", x->before_quota ? "a quota of more CPUs" : "no quota");
+	if (x->threads > x->quota)
+		put(w, "; it runs %.0f threads", x->threads);
+	put(w, ".");
+}
+
+static void say_M_SLOW_GRAPHS(struct words *w, const struct say_M_SLOW_GRAPHS *x)
+{
+	put(w,
+	    " CUDA graphs were captured again instead of reused: %.0f instantiated in those "
+	    "requests, %.2f a token (%.2f in the usual ones).",
+	    x->count, x->per_token, x->before);
+}
+
+static void say_M_SLOW_EVICTED(struct words *w, const struct say_M_SLOW_EVICTED *x)
+{
+	char a[32];
+
+	put(w,
+	    " %s of its buffers left VRAM from %.1f s (PID %.0f's doing: the EVICTION "
+	    "verdict).",
+	    B(a, x->bytes), x->seconds, x->evictor);
+}
+
+static void say_M_SLOW_CLOCKS(struct words *w, const struct say_M_SLOW_CLOCKS *x)
+{
+	put(w,
+	    " Its GPU ran slower: the SM clock was %.0f MHz against %.0f in the usual requests "
+	    "(at most %.0f), held down by",
+	    x->mhz, x->before, x->max);
+	if (x->power)
+		put(w, " its power cap%s", x->thermal || x->hw ? " and" : "");
+	if (x->thermal)
+		put(w, " its temperature%s", x->hw ? " and" : "");
+	if (x->hw)
+		put(w, " a hardware slowdown");
+	put(w, " (NVML's clock reasons).");
+}
+
+static void say_M_SLOW_CONTEXT_FULL(struct words *w, const struct say_M_SLOW_CONTEXT_FULL *x)
+{
+	put(w,
+	    " %.0f of them filled their slot's context (%.0f tokens): the server shifts or "
+	    "cuts it.",
+	    x->n, x->slot);
+}
+
+static void say_M_SLOW_NO_CAUSE(struct words *w, const struct say_M_SLOW_NO_CAUSE *x)
+{
+	put(w, " No cause seen by this tool:");
+	if (x->faults)
+		put(w, " no more major faults,");
+	if (x->waits)
+		put(w, " no more waiting for a CPU or throttling,");
+	if (x->gpu)
+		put(w, " no evictions or graphs captured again,");
+	put(w, " than in the usual requests.");
+}
+
+static void say_M_SLOW_TRY_MEMORY(struct words *w, const struct say_M_SLOW_TRY_MEMORY *x)
+{
+	char a[32];
+
+	put(w, " What to try: %s", x->mlock ? "" : "--mlock (the weights stay in RAM), or ");
+	if (x->need > 0)
+		put(w, "room for at least %s (the model and what it held besides)", B(a, x->need));
+	else
+		put(w, "more room for it");
+	if (!x->mmap)
+		put(w, ", without swap for it");
+	put(w, ".");
+}
+
+static void say_M_SLOW_TRY_CPU(struct words *w, const struct say_M_SLOW_TRY_CPU *x)
+{
+	if (x->throttled)
+		put(w, " What to try: a quota of at least %.0f CPUs (one a thread), or -t %.0f.",
+		    x->threads, x->quota >= 1 ? floor(x->quota) : 1);
+	else
+		put(w,
+		    " What to try: CPUs of its own (a cpuset, taskset) for its %.0f threads, or "
+		    "fewer threads (-t).",
+		    x->threads);
+}
+
+static void say_M_SLOW_TRY_GRAPHS(struct words *w, const struct say_M_SLOW_TRY_GRAPHS *x)
+{
+	(void)x;
+	put(w, " What to try: GGML_CUDA_DISABLE_GRAPHS=1 (graphs off) and compare.");
+}
+
 static void say_M_EXIT(struct words *w, const struct say_M_EXIT *x)
 {
 	char a[32];
@@ -987,6 +1196,72 @@ static void say_E_DECODE_RATES(struct words *w, const struct say_E_DECODE_RATES 
 	    x->before, x->n_before, x->after, x->n_after, x->share * 100);
 }
 
+static void say_E_SLOW_RATES(struct words *w, const struct say_E_SLOW_RATES *x)
+{
+	put(w,
+	    "decode rate: %.3g tokens/s in the usual requests (%.0f), %.3g in the slow ones (%.0f)",
+	    x->before, x->n_before, x->during, x->n_during);
+	if (isfinite(x->after))
+		put(w, ", %.3g after them (%.0f usual ones)", x->after, x->n_after);
+}
+
+static void say_E_SLOW_PROMPT(struct words *w, const struct say_E_SLOW_PROMPT *x)
+{
+	put(w, "prompt rate: %.3g tokens/s in the usual requests, %.3g in the slow ones", x->before,
+	    x->during);
+}
+
+static void say_E_SLOW_FAULTS(struct words *w, const struct say_E_SLOW_FAULTS *x)
+{
+	put(w,
+	    "page faults (/proc/PID/stat): %.1f a second in the usual requests, %.1f in the "
+	    "slow ones; major %.1f and %.1f",
+	    x->before, x->during, x->major_before, x->major);
+	if (x->file || x->anon)
+		put(w, "; of the major ones the kernel classed, %.0f in files, %.0f anonymous",
+		    x->file, x->anon);
+}
+
+static void say_E_SLOW_READS(struct words *w, const struct say_E_SLOW_READS *x)
+{
+	char a[32], b[32];
+
+	put(w,
+	    "read from storage (/proc/PID/io): %s a second in the usual requests, %s in the "
+	    "slow ones",
+	    B(a, x->before), B(b, x->during));
+	if (isfinite(x->refaults))
+		put(w, "; %.0f refaults (%s)", x->refaults,
+		    x->cgroup ? "its cgroup's memory.stat" : "the host's /proc/vmstat");
+}
+
+static void say_E_SLOW_WAITS(struct words *w, const struct say_E_SLOW_WAITS *x)
+{
+	put(w,
+	    "waiting for a CPU (schedstat): %.0f%% of its threads' time in the usual requests, "
+	    "%.0f%% in the slow ones",
+	    100 * x->before, 100 * x->during);
+	if (isfinite(x->throttled))
+		put(w, "; throttled in %.0f%% of its quota's periods", 100 * x->throttled);
+}
+
+static void say_E_SLOW_PRESSURE(struct words *w, const struct say_E_SLOW_PRESSURE *x)
+{
+	put(w,
+	    "pressure (%s PSI) in the slow requests: memory %.0f%%, CPU %.0f%%, I/O %.0f%% of "
+	    "the time",
+	    x->cgroup ? "its cgroup's" : "the host's", 100 * x->memory,
+	    isfinite(x->cpu) ? 100 * x->cpu : 0, isfinite(x->io) ? 100 * x->io : 0);
+}
+
+static void say_E_SLOW_SLOTS(struct words *w, const struct say_E_SLOW_SLOTS *x)
+{
+	put(w,
+	    "compared with the %.0f requests that ran beside as many others (%.0f at once): "
+	    "slots share the machine",
+	    x->n, x->slots);
+}
+
 static void say_E_EXITED(struct words *w, const struct say_E_EXITED *x)
 {
 	put(w, "%s at %.2f s (%s)", x->how, x->seconds,
@@ -1103,6 +1378,10 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 		for (i = 0; i < f->nr_nums && strcmp(f->nums[i].key, "evicted_bytes"); i++)
 			;
 		put(&w, "%s left VRAM at %.1f s (%s)", i < f->nr_nums ? B(a, f->nums[i].v) : "?",
+		    f->since_s, f->strs[0]);
+		break;
+	case F_SLOWDOWN:
+		put(&w, "%s %.1fx slower from %.1f s (%s)", f->where, f->first / f->last,
 		    f->since_s, f->strs[0]);
 		break;
 	case F_BOUNDED:

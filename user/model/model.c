@@ -20,6 +20,10 @@ SAME(MODEL_POD_NS_LEN, GMT_POD_NS_LEN);
 SAME(MODEL_POD_FROM_NODE, GMT_POD_FROM_NODE);
 SAME(MODEL_POD_FROM_ENV, GMT_POD_FROM_ENV);
 SAME(MODEL_DECODE_SEQS, GMT_DECODE_SEQS);
+SAME(MODEL_NVML_CLOCK, GMT_NVML_CLOCK);
+SAME(MODEL_NVML_REASONS, GMT_NVML_REASONS);
+SAME(MODEL_NVML_SLOWING, GMT_NVML_SW_POWER_CAP | GMT_NVML_HW_SLOWDOWN | GMT_NVML_SW_THERMAL |
+				 GMT_NVML_HW_THERMAL | GMT_NVML_HW_POWER_BRAKE);
 SAME(MODEL_API_VK, GMT_API_VK);
 SAME(MODEL_API_CU, GMT_API_CU);
 SAME(MODEL_API_HIP, GMT_API_HIP);
@@ -556,6 +560,20 @@ static void on_faults(struct model_proc *p, const struct gmt_faults *e)
 	    (all - p->faults_all) / secs > p->faults_all_peak_rate)
 		p->faults_all_peak_rate = (all - p->faults_all) / secs;
 	p->faults_all = all;
+	/* major ones by class: in records from the fexit's kernels on */
+	if (e->hdr.len >= sizeof(*e)) {
+		memcpy(p->faults_major, e->major, sizeof(p->faults_major));
+		series__add(&p->major_file, e->hdr.ts_ns,
+			    e->major[MODEL_FAULT_FILE] > (1ull << 55) ?
+				    1ll << 55 :
+				    (__s64)e->major[MODEL_FAULT_FILE],
+			    0);
+		series__add(&p->major_anon, e->hdr.ts_ns,
+			    e->major[MODEL_FAULT_ANON] > (1ull << 55) ?
+				    1ll << 55 :
+				    (__s64)e->major[MODEL_FAULT_ANON],
+			    0);
+	}
 	for (i = 0; i < MODEL_FAULT_NR; i++) {
 		if (secs > 0 && e->count[i] >= p->faults[i]) {
 			double rate = (e->count[i] - p->faults[i]) / secs;
@@ -828,10 +846,25 @@ static void on_nvml(struct model *m, struct model_proc *p, const struct gmt_nvml
 		;
 	if (i == MODEL_NVML_DEVS || e->index >= MODEL_NVML_DEVS)
 		return;
-	m->nvml[i] = (struct model_nvml){
-		.ts = e->hdr.ts_ns, .index = e->index, .total = e->total, .free = e->free
-	};
+	m->nvml[i].ts = e->hdr.ts_ns;
+	m->nvml[i].index = e->index;
+	m->nvml[i].total = e->total;
+	m->nvml[i].free = e->free;
 	copy_str(m->nvml[i].name, sizeof(m->nvml[i].name), e->name, sizeof(e->name));
+	if (e->hdr.len >= sizeof(*e)) { /* how fast it ran: a record of its own kind */
+		struct model_nvml *x = &m->nvml[i];
+
+		x->clocks_valid = e->clocks_valid;
+		x->sm_max_mhz = e->sm_max_mhz;
+		x->temp_c = e->temp_c;
+		x->power_mw = e->power_mw;
+		x->util_gpu = e->util_gpu;
+		if (e->clocks_valid & MODEL_NVML_CLOCK)
+			series__add(&x->sm_mhz, e->hdr.ts_ns, e->sm_mhz, 0);
+		if (e->clocks_valid & MODEL_NVML_REASONS)
+			series__add(&x->reasons, e->hdr.ts_ns,
+				    (__s64)(e->clock_reasons & 0xffffffffull), 0);
+	}
 	m->nr_nvml += i == m->nr_nvml;
 	p->nvml_dev_used[e->index] = e->used == GMT_NVML_NO_PROC ? 0 : e->used;
 	for (i = 0; i < MODEL_NVML_DEVS; i++)
@@ -951,6 +984,8 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		case GMT_EV_TOUCH:
 		case GMT_EV_MAP_RSS:
 		case GMT_EV_MEM_LIMIT:
+		case GMT_EV_PROC_STAT:
+		case GMT_EV_FILE_RSS:
 			return;
 		}
 	}
@@ -981,6 +1016,8 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		const struct gmt_llama_state *l = (const void *)e;
 		struct model_llama_state *s = &p->lstate;
 
+		series__add(&p->lstate_bytes, e->ts_ns,
+			    (__s64)(s->save_bytes + s->ckpt_bytes + s->load_bytes + l->size), 0);
 		if (l->kind == GMT_DEC_STATE_LOAD) {
 			s->loads++;
 			s->load_bytes += l->size;
@@ -1011,8 +1048,18 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 	case GMT_EV_MEM_LIMIT: {
 		const struct gmt_mem_limit *l = (const void *)e;
 
+		/* none now: a limit lifted binds no more */
+		if (l->file == MODEL_LIMIT_NONE) {
+			series__add(&p->mem_limit_s, e->ts_ns, 0, 0);
+			p->mem_limit_ts = 0;
+			break;
+		}
 		if (l->file < MODEL_LIMIT_V1_HARD || l->file > MODEL_LIMIT_V2_HIGH || !l->limit)
 			break;
+		series__add(&p->mem_limit_s, e->ts_ns,
+			    l->limit < MODEL_NO_LIMIT ? (__s64)l->limit : 0, 0);
+		series__add(&p->mem_limit_used_s, e->ts_ns,
+			    l->used < MODEL_NO_LIMIT ? (__s64)l->used : 0, 0);
 		p->mem_limit_ts = e->ts_ns;
 		p->mem_limit = l->limit;
 		p->mem_limit_used = l->used;
@@ -1086,6 +1133,12 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 		break;
 	case GMT_EV_NVML:
 		on_nvml(m, p, (const void *)e);
+		break;
+	case GMT_EV_PROC_STAT:
+		model_waits__proc(p, (const void *)e);
+		break;
+	case GMT_EV_FILE_RSS:
+		model_waits__files(p, (const void *)e);
 		break;
 	}
 }
@@ -1221,6 +1274,9 @@ void model__add(void *ctx, const struct gmt_hdr *e)
 	case GMT_EV_JOIN:
 		on_join(m, (const void *)e);
 		break;
+	case GMT_EV_HOST_STAT:
+		model_waits__host(m, (const void *)e);
+		break;
 	case GMT_EV_END:
 		m->end_reason = ((const struct gmt_end *)e)->reason;
 		m->end_ts = e->ts_ns;
@@ -1277,6 +1333,13 @@ static void proc_free(struct model_proc *p)
 		free(p->rss[i].p);
 	free(p->vmrss.p);
 	free(p->anon_swap.p);
+	free(p->major_file.p);
+	free(p->major_anon.p);
+	free(p->mem_limit_s.p);
+	free(p->mem_limit_used_s.p);
+	free(p->data_file_rss.p);
+	free(p->lstate_bytes.p);
+	model_ticks__free(&p->waits);
 	free(p->nvml_used.p);
 	free(p->maps);
 	free(p->touches);
@@ -1320,6 +1383,11 @@ void model__free(struct model *m)
 		}
 	}
 	free(m->devices);
+	model_ticks__free(&m->host_ticks);
+	for (i = 0; i < m->nr_nvml; i++) {
+		free(m->nvml[i].sm_mhz.p);
+		free(m->nvml[i].reasons.p);
+	}
 	model_bo__free(m);
 	free(m->procs);
 	free(m->probes);

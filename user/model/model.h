@@ -141,14 +141,6 @@ struct model_sample {
 	__u32 threads;
 };
 
-/* NVML's account of one GPU, at its last sample */
-struct model_nvml {
-	__u64 ts;
-	__u32 index; /* NVML device index */
-	__u64 total, free;
-	char name[64];
-};
-
 #define MODEL_MEM_TYPES 32
 #define MODEL_MEM_HEAPS 16
 /* what kind of device (VkPhysicalDeviceType + 1; 0: not said) */
@@ -210,6 +202,90 @@ struct series {
 	size_t n, cap;
 	__u64 gap_ns; /* nonzero once thinned */
 	__s64 peak;   /* of every value added, 0 at least */
+};
+
+/* NVML's account of one GPU, at its last sample; and how fast it ran over
+ * time (the SM clock; the reasons it was held down, a bit each) */
+struct model_nvml {
+	__u64 ts;
+	__u32 index; /* NVML device index */
+	__u64 total, free;
+	char name[64];
+	__u32 sm_max_mhz, temp_c, power_mw, util_gpu;
+	__u32 clocks_valid; /* MODEL_NVML_* */
+	struct series sm_mhz, reasons;
+};
+#define MODEL_NVML_CLOCK 0x1
+#define MODEL_NVML_REASONS 0x2
+/* clock reasons that slow a busy GPU: power caps, thermal and hardware slowdowns */
+#define MODEL_NVML_SLOWING 0xecull
+
+/* Counters read each interval (model_waits.c): a point per interval,
+ * cumulative unless said, every other one dropped at MODEL_TICKS_MAX */
+#define MODEL_TICK_VALUES 20
+#define MODEL_TICKS_MAX 16384
+struct model_tick {
+	__u64 ts;
+	__u64 v[MODEL_TICK_VALUES];
+};
+struct model_ticks {
+	struct model_tick *p;
+	size_t n, cap;
+};
+/* a process's: what it waited on (gmt_proc_stat) */
+enum model_wait {
+	MODEL_W_MINFLT,
+	MODEL_W_MAJFLT,
+	MODEL_W_CPU_NS,
+	MODEL_W_RUN_NS,
+	MODEL_W_DELAY_NS, /* runnable, waiting for a CPU */
+	MODEL_W_PERIODS,
+	MODEL_W_THROTTLED,
+	MODEL_W_THROTTLED_NS,
+	MODEL_W_PSI_MEM_SOME, /* microseconds */
+	MODEL_W_PSI_MEM_FULL,
+	MODEL_W_PSI_CPU_SOME,
+	MODEL_W_PSI_IO_SOME,
+	MODEL_W_QUOTA_MILLI,  /* a level: the CPU quota in thousandths of a CPU; 0 none */
+	MODEL_W_CPUS,	      /* a level: the CPUs it may run on */
+	MODEL_W_READ_BYTES,   /* read from storage */
+	MODEL_W_REFAULT_FILE, /* its memory cgroup's pages evicted, then needed again */
+	MODEL_W_REFAULT_ANON,
+	MODEL_W_NR,
+};
+/* the host's (gmt_host_stat, and the meminfo before it) */
+enum model_host_tick {
+	MODEL_H_PSWPIN, /* pages */
+	MODEL_H_PSWPOUT,
+	MODEL_H_PGMAJFAULT,
+	MODEL_H_PSI_MEM_SOME,
+	MODEL_H_PSI_MEM_FULL,
+	MODEL_H_PSI_CPU_SOME,
+	MODEL_H_PSI_IO_SOME,
+	MODEL_H_RUNNING,   /* a level: runnable tasks */
+	MODEL_H_CPUS,	   /* a level: CPUs online */
+	MODEL_H_AVAILABLE, /* a level: MemAvailable, bytes */
+	MODEL_H_REFAULT_FILE,
+	MODEL_H_REFAULT_ANON,
+	MODEL_H_NR,
+};
+/* the flags of what was read (the wire's) */
+#define MODEL_WAITS_SCHED 0x1
+#define MODEL_WAITS_CPU_STAT 0x2
+#define MODEL_WAITS_PSI 0x4
+#define MODEL_WAITS_PSI_CGROUP 0x8
+#define MODEL_WAITS_CPU_V2 0x10
+#define MODEL_WAITS_IO 0x20
+#define MODEL_WAITS_REFAULTS 0x40
+#define MODEL_HOST_PSI 0x1
+
+/* a file a process maps (gmt_file_rss), at the last snapshot */
+#define MODEL_FILES 8
+struct model_file {
+	__u64 size, rss, rss_min; /* rss_min: the least resident of any snapshot */
+	__u64 dev, ino;
+	bool code;
+	char name[128]; /* cleaned */
 };
 
 struct model_mapping {
@@ -287,6 +363,7 @@ struct model_proc {
 	__u64 mem_limit_ts, mem_limit, mem_limit_used;
 	__u64 mem_limit_swap_room; /* what more it may swap; MODEL_NO_LIMIT: the host's */
 	struct model_llama_state lstate;
+	struct series lstate_bytes; /* state saved and loaded, cumulative: when */
 	enum model_limit_file mem_limit_file;
 	char mem_limit_cgroup[MODEL_PATH_LEN];
 	char *cmdline;
@@ -352,6 +429,23 @@ struct model_proc {
 
 	struct model_gpu *gpu; /* NULL until its first GPU API call */
 	struct model_drm *drm; /* NULL until its first DRM fdinfo sample */
+
+	/* what it waited on, each interval (model_waits.c); flags: what was read */
+	struct model_ticks waits;
+	__u32 waits_flags;
+	char cpu_cgroup[MODEL_PATH_LEN]; /* the cgroup whose quota binds it; "" none */
+	/* major faults by class (read from the disk or swap), where the kernel
+	 * classes faults (its fexit): totals and over time */
+	__u64 faults_major[MODEL_FAULT_NR];
+	struct series major_file, major_anon;
+	/* the memory limit over time (0: none), and its cgroup's use */
+	struct series mem_limit_s, mem_limit_used_s;
+	/* the files it maps, largest first, at the last snapshot; and the
+	 * resident bytes of the largest that is not code (a model's weights) */
+	struct model_file files[MODEL_FILES];
+	size_t nr_files;
+	__u64 files_ts;
+	struct series data_file_rss;
 
 	struct series nvml_used;	      /* NVML: device memory, all GPUs */
 	__u64 nvml_dev_used[MODEL_NVML_DEVS]; /* the last of each GPU */
@@ -472,6 +566,7 @@ struct model_gpu {
 	struct model_gpu_failure *fails;
 	size_t nr_fails, fails_cap;
 	__u64 calls, unknown_frees, maps, unmaps;
+	struct series graphs_made;	     /* graph executables instantiated, cumulative */
 	__u64 dedicated, imported, exported; /* Vulkan allocations so marked */
 	bool info_seen;			     /* cuMemGetInfo: the device's free and total */
 	__u64 info_free, info_total, info_ts, info_min_free;
@@ -631,6 +726,8 @@ struct model {
 	size_t nr_evictions, evictions_cap;
 	__u64 bo_events;
 
+	struct model_ticks host_ticks; /* the host's paging, pressure and load */
+	__u32 host_flags;
 	bool meminfo_seen; /* the host's memory, at the last interval */
 	__u64 mem_total, mem_available, swap_free;
 	struct model_nvml nvml[MODEL_NVML_DEVS]; /* each GPU's last NVML sample */
@@ -707,6 +804,17 @@ bool model_gpu__holds_memory(unsigned int kind);
 void model_bo__free(struct model *m);
 /* "vram", "gtt", ...; amdgpu's own placements by name */
 const char *model_bo__place_name(__s32 place, bool amdgpu);
+/* counters read each interval: model_waits.c */
+void model_ticks__free(struct model_ticks *t);
+/* how much counter i grew over [from, to]: each interval's growth spread
+ * evenly over it (a fall, a thread gone, counts as none); -1 where no
+ * point lies at or after `to`'s interval (nothing read then) */
+double model_ticks__delta(const struct model_ticks *t, int i, __u64 from, __u64 to);
+/* a level's value at ts: its last point at or before ts (else the first) */
+bool model_ticks__at(const struct model_ticks *t, int i, __u64 ts, __u64 *v);
+/* the file of p that is most likely a model's weights: the largest that is
+ * not code; NULL none */
+const struct model_file *model__data_file(const struct model_proc *p);
 /* HTTP requests: model_req.c */
 /* a request's prompt and generated tokens and its decode rate (-1: none):
  * the server's own figures where its response gave them (model_req.c),
@@ -714,6 +822,11 @@ const char *model_bo__place_name(__s32 place, bool amdgpu);
 __u64 model_req__prompt_tokens(const struct model_request *r);
 __u64 model_req__generated(const struct model_request *r);
 double model_req__tokens_per_s(const struct model_request *r);
+/* its prompt's rate, tokens a second (-1: none) */
+double model_req__prompt_per_s(const struct model_request *r);
+/* when it decoded its answer: the server's time for it, ending as its
+ * answer did, else its decodes'; false when neither says */
+bool model_req__decode_window(const struct model_request *r, __u64 *from, __u64 *to);
 /* the server's cached prompt tokens (cache_n); -1: not said */
 long long model_req__cached_tokens(const struct model_request *r);
 /* whether the figures above are the server's own */

@@ -237,6 +237,9 @@ static void on_alloc(struct model *m, struct model_gpu *g, const struct gmt_gpu_
 	}
 	st->allocs++;
 	st->alloc_bytes += e->size;
+	/* graphs instantiated, over time: captured again instead of reused */
+	if (kind == MODEL_KIND_GRAPH_EXEC)
+		series__add(&g->graphs_made, e->hdr.ts_ns, st->allocs, SERIES_STEP_NS);
 	g->dedicated += !!(e->flags & (GMT_GF_DEDICATED_IMAGE | GMT_GF_DEDICATED_BUFFER));
 	g->imported += !!(e->flags & (GMT_GF_IMPORT_FD | GMT_GF_IMPORT_HOST | GMT_GF_IMPORT_OTHER));
 	g->exported += !!(e->flags & GMT_GF_EXPORT);
@@ -363,6 +366,7 @@ void model_gpu__free(struct model_gpu *g)
 	for (size_t i = 0; i < g->nr_holders; i++)
 		free(g->holders[i].live.p);
 	free(g->holders);
+	free(g->graphs_made.p);
 	free(g->live);
 	free(g->fails);
 	free(g);

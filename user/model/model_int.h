@@ -11,5 +11,8 @@ void model_drm__add(struct model_proc *p, const struct gmt_drm_fdinfo *e);
 void model_req__add(struct model_proc *p, const struct gmt_http *e);
 void model_req__timings(struct model_proc *p, const struct gmt_timings *e);
 void model_req__decode(struct model_proc *p, const struct gmt_decode *e);
+void model_waits__proc(struct model_proc *p, const struct gmt_proc_stat *e);
+void model_waits__host(struct model *m, const struct gmt_host_stat *e);
+void model_waits__files(struct model_proc *p, const struct gmt_file_rss *e);
 
 #endif

@@ -943,6 +943,48 @@ double model_req__tokens_per_s(const struct model_request *r)
 	return t->gen_decodes / ((span + last) / 1e9);
 }
 
+double model_req__prompt_per_s(const struct model_request *r)
+{
+	__u64 us = SRV_SUM(r, prompt_us), n = SRV_SUM(r, prompt_n);
+	__u32 i;
+
+	for (i = 0; i < r->srv.nr; i++)
+		if (!(r->srv.task[i].have & MODEL_SRV_PROMPT_MS))
+			return -1;
+	if (model_req__from_server(r))
+		return n && us ? n / (us / 1e6) : -1;
+	if (r->t.prompt_sync_ts > r->start_ts && r->t.prompt_tokens)
+		return r->t.prompt_tokens / ((r->t.prompt_sync_ts - r->start_ts) / 1e9);
+	return -1;
+}
+
+bool model_req__decode_window(const struct model_request *r, __u64 *from, __u64 *to)
+{
+	__u64 us = 0, end = r->end_ts;
+	__u32 i;
+
+	if (!r->done || !end)
+		return false;
+	if (model_req__from_server(r)) {
+		/* the server's own time for it, ending as its answer did */
+		for (i = 0; i < r->srv.nr; i++)
+			if (r->srv.task[i].predicted_us > us)
+				us = r->srv.task[i].predicted_us;
+		if (!us)
+			return false;
+		*to = end;
+		*from = end - us * 1000 > r->start_ts && us * 1000 < end ? end - us * 1000 :
+									   r->start_ts;
+		return true;
+	}
+	if (r->t.gen_decodes && r->t.gen_last_ts > r->t.gen_first_ts) {
+		*from = r->t.gen_first_ts;
+		*to = r->t.gen_last_ts;
+		return true;
+	}
+	return false;
+}
+
 __u64 model_req__untied_tokens(const struct model_proc *p)
 {
 	__u64 n = 0;

@@ -204,7 +204,8 @@ static struct json_object *roles_json(const struct model *m, const struct model_
 }
 
 /* the report's requests, an even share of them past HTML_REQS */
-static struct json_object *requests_of(const struct model *m, const struct model_proc *p)
+static struct json_object *requests_of(const struct model *m, const struct model_proc *p,
+				       const struct findings *fs)
 {
 	static const char *const keys[] = { "method",
 					    "path",
@@ -219,8 +220,9 @@ static struct json_object *requests_of(const struct model *m, const struct model
 					    "tokens_from",
 					    "anon_rss_delta_bytes",
 					    "gpu_api_delta_bytes",
+					    "slow",
 					    NULL };
-	struct json_object *all = requests_json(m, p), *o = json_object_new_object(), *a, *r;
+	struct json_object *all = requests_json(m, p, fs), *o = json_object_new_object(), *a, *r;
 	size_t i, k, n = json_object_array_length(all), shown = n < HTML_REQS ? n : HTML_REQS;
 
 	a = json_object_new_array();
@@ -266,7 +268,7 @@ static struct json_object *get(struct json_object *o, const char *key)
 
 /* failed allocations, evictions of its buffers, its exit: the report's */
 static struct json_object *marks_json(const struct model *m, const struct model_proc *p,
-				      struct json_object *evictions)
+				      const struct findings *fs, struct json_object *evictions)
 {
 	struct json_object *a = json_object_new_array(), *gpu = gpu_json(m, p), *f, *x, *ex;
 	size_t i, n;
@@ -290,6 +292,18 @@ static struct json_object *marks_json(const struct model *m, const struct model_
 			 get_str(x, "evictor_comm"));
 		mark(a, get(x, "t_s"), "eviction", str(text), get(x, "size_bytes"));
 	}
+	/* where requests became slower than its own, and why */
+	for (i = 0; fs && i < fs->n && json_object_array_length(a) < HTML_MARKS; i++) {
+		const struct finding *f = &fs->v[i];
+
+		if (f->kind != F_SLOWDOWN || f->pid != p->pid)
+			continue;
+		snprintf(text, sizeof(text), "slowdown: %s %.1f times slower (cause: %s)", f->where,
+			 f->first / f->last, f->strs[0]);
+		x = num(f->since_s);
+		mark(a, x, "slowdown", str(text), NULL);
+		json_object_put(x);
+	}
 	ex = json_object_new_object();
 	exit_json(ex, m, p);
 	if (p->exited) {
@@ -305,7 +319,8 @@ static struct json_object *marks_json(const struct model *m, const struct model_
 }
 
 static struct json_object *process_json(const struct model *m, const struct model_proc *p,
-					struct json_object *evictions, __u64 *ts)
+					const struct findings *fs, struct json_object *evictions,
+					__u64 *ts)
 {
 	struct json_object *o = json_object_new_object(), *s = json_object_new_object();
 	size_t n = grid(m, p, ts), recorded = 0, k;
@@ -323,8 +338,8 @@ static struct json_object *process_json(const struct model *m, const struct mode
 	add(s, "categories", categories_json(m, p, ts, n));
 	add(s, "roles", roles_json(m, p, ts, n));
 	add(o, "series", s);
-	add(o, "requests", requests_of(m, p));
-	add(o, "marks", marks_json(m, p, evictions));
+	add(o, "requests", requests_of(m, p, fs));
+	add(o, "marks", marks_json(m, p, fs, evictions));
 	return o;
 }
 
@@ -506,7 +521,7 @@ static struct json_object *page_json(const struct model *m, const struct finding
 	add(root, "verdicts", verdicts_json(m, fs));
 	bos = bos_json(m);
 	for (j = 0; ts && procs && j < m->nr_procs; j++)
-		json_object_array_add(a, process_json(m, procs[j], get(bos, "evictions"), ts));
+		json_object_array_add(a, process_json(m, procs[j], fs, get(bos, "evictions"), ts));
 	json_object_put(bos);
 	add(root, "processes", a);
 	add(root, "flame", flame_json(m));

@@ -9,7 +9,7 @@
 #include "report_sections.h"
 
 static struct json_object *proc_json(const struct model *m, const struct model_proc *p,
-				     const struct report_opts *opts)
+				     const struct findings *fs, const struct report_opts *opts)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -30,7 +30,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	add(o, "gpu", gpu_json(m, p));
 	add(o, "drm_fdinfo", drm_json(p));
 	add(o, "tls_connections", u64(p->tls_conns));
-	add(o, "requests", requests_json(m, p));
+	add(o, "requests", requests_json(m, p, fs));
 	add(o, "requests_summarized", u64(p->reqs_summarized));
 	add(o, "llama", llama_json(p));
 	add(o, "llama_server", llama_server_json(p));
@@ -55,7 +55,7 @@ int report__json(FILE *out, const struct model *m, const struct findings *fs,
 	add(root, "gpu_devices", gpu_devices_json(m));
 	a = json_object_new_array();
 	for (j = 0; procs && j < m->nr_procs; j++)
-		json_object_array_add(a, proc_json(m, procs[j], opts));
+		json_object_array_add(a, proc_json(m, procs[j], fs, opts));
 	add(root, "processes", a);
 	add(root, "kernel_buffers", bos_json(m));
 	add(root, "host_memory", meminfo_json(m));

@@ -353,6 +353,60 @@ static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct
 		}
 }
 
+/* what each process waited on (the kernel's counters), and its requests
+ * slower than its own usual rate, by cause */
+static void waits(FILE *out, struct model_proc **live, size_t n, const struct findings *fs)
+{
+	char extra[96];
+	size_t i, j, k;
+
+	head(out, "major_faults_total", "counter",
+	     "Page faults that read from the disk or swap (/proc/PID/stat majflt): weights or "
+	     "memory read back.");
+	for (i = 0; i < n; i++)
+		if (live[i]->waits.n)
+			sample(out, "major_faults_total", live[i], NULL,
+			       live[i]->waits.p[live[i]->waits.n - 1].v[MODEL_W_MAJFLT]);
+	head(out, "cpu_wait_seconds_total", "counter",
+	     "Time its threads were ready to run but waited for a CPU (schedstat run_delay).");
+	for (i = 0; i < n; i++)
+		if (live[i]->waits.n && (live[i]->waits_flags & MODEL_WAITS_SCHED))
+			sample(out, "cpu_wait_seconds_total", live[i], NULL,
+			       live[i]->waits.p[live[i]->waits.n - 1].v[MODEL_W_DELAY_NS] / 1e9);
+	head(out, "cpu_throttled_seconds_total", "counter",
+	     "Time its CPU cgroup's quota held it back (cpu.stat), where a quota binds it.");
+	for (i = 0; i < n; i++)
+		if (live[i]->waits.n && (live[i]->waits_flags & MODEL_WAITS_CPU_STAT))
+			sample(out, "cpu_throttled_seconds_total", live[i], NULL,
+			       live[i]->waits.p[live[i]->waits.n - 1].v[MODEL_W_THROTTLED_NS] /
+				       1e9);
+	head(out, "slow_requests", "gauge",
+	     "Requests of the process slower than its own usual rate, by the cause the slowdown "
+	     "verdict names (memory, cpu, vram_eviction, cuda_graphs, context_full, none).");
+	for (i = 0; fs && i < n; i++)
+		for (j = 0; j < fs->n; j++) {
+			const struct finding *f = &fs->v[j];
+			double count = 0;
+
+			if (f->pid != live[i]->pid || f->kind != F_SLOWDOWN)
+				continue;
+			for (k = 0; k < j; k++)
+				if (fs->v[k].pid == f->pid && fs->v[k].kind == F_SLOWDOWN &&
+				    !strcmp(fs->v[k].strs[0], f->strs[0]))
+					break;
+			if (k < j)
+				continue;
+			for (k = j; k < fs->n; k++)
+				if (fs->v[k].pid == f->pid && fs->v[k].kind == F_SLOWDOWN &&
+				    !strcmp(fs->v[k].strs[0], f->strs[0]))
+					for (size_t x = 0; x < fs->v[k].nr_nums; x++)
+						if (!strcmp(fs->v[k].nums[x].key, "slow_requests"))
+							count += fs->v[k].nums[x].v;
+			snprintf(extra, sizeof(extra), "cause=\"%s\"", f->strs[0]);
+			sample(out, "slow_requests", live[i], extra, count);
+		}
+}
+
 void report__prometheus(FILE *out, const struct model *m, const struct findings *fs)
 {
 	struct model_proc **live = calloc(m->nr_procs ? m->nr_procs : 1, sizeof(*live));
@@ -389,6 +443,7 @@ void report__prometheus(FILE *out, const struct model *m, const struct findings 
 	for (i = 0; i < n; i++)
 		if (live[i]->decodes)
 			sample(out, "llama_decode_calls_total", live[i], NULL, live[i]->decodes);
+	waits(out, live, n, fs);
 	verdicts(out, live, n, fs);
 	free(live);
 }

@@ -335,6 +335,10 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 				fmt_delta(a, sizeof(a), y - x);
 			fprintf(out, " %13s", a);
 		}
+		if (findings__slow(fs, p->pid, r->nth))
+			fprintf(out, "  slow: %.1fx (%s)",
+				findings__slow(fs, p->pid, r->nth)->ratio,
+				findings__slow(fs, p->pid, r->nth)->cause);
 		fputc('\n', out);
 	}
 }
@@ -374,7 +378,23 @@ static struct json_object *sent_by_json(const struct model *m, const struct mode
 	return o;
 }
 
-struct json_object *requests_json(const struct model *m, const struct model_proc *p)
+/* a slowdown's mark on a request: how much slower than its baseline, and why */
+static struct json_object *slow_json(const struct findings *fs, const struct model_proc *p,
+				     const struct model_request *r)
+{
+	const struct slow_req *s = findings__slow(fs, p->pid, r->nth);
+	struct json_object *o;
+
+	if (!s)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "times_slower", num(s->ratio));
+	add(o, "cause", str(s->cause));
+	return o;
+}
+
+struct json_object *requests_json(const struct model *m, const struct model_proc *p,
+				  const struct findings *fs)
 {
 	struct json_object *a = json_object_new_array();
 	struct req_delta dl;
@@ -424,6 +444,9 @@ struct json_object *requests_json(const struct model *m, const struct model_proc
 		add(o, "image_encode_s", num(r->image_ns / 1e9));
 		add(o, "decode_tokens_per_s",
 		    model_req__tokens_per_s(r) >= 0 ? num(model_req__tokens_per_s(r)) : NULL);
+		add(o, "prompt_tokens_per_s",
+		    model_req__prompt_per_s(r) >= 0 ? num(model_req__prompt_per_s(r)) : NULL);
+		add(o, "slow", slow_json(fs, p, r));
 		json_object_array_add(a, o);
 	}
 	return a;

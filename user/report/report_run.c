@@ -255,6 +255,29 @@ struct json_object *nvml_json(const struct model *m)
 		add(o, "name", str(m->nvml[i].name));
 		add(o, "total_bytes", u64(m->nvml[i].total));
 		add(o, "free_bytes", u64(m->nvml[i].free));
+		/* how fast it ran at the last sample, and its slowest */
+		if (m->nvml[i].clocks_valid & MODEL_NVML_CLOCK) {
+			const struct series *c = &m->nvml[i].sm_mhz;
+			__s64 lo = c->n ? c->p[0].v : 0;
+
+			for (size_t k = 1; k < c->n; k++)
+				lo = c->p[k].v < lo ? c->p[k].v : lo;
+			add(o, "sm_mhz", c->n ? u64(c->p[c->n - 1].v) : NULL);
+			add(o, "sm_min_mhz", c->n ? u64(lo) : NULL);
+			add(o, "sm_max_mhz", u64(m->nvml[i].sm_max_mhz));
+		}
+		if (m->nvml[i].clocks_valid & MODEL_NVML_REASONS) {
+			const struct series *r = &m->nvml[i].reasons;
+			__u64 any = 0;
+
+			for (size_t k = 0; k < r->n; k++)
+				any |= r->p[k].v;
+			add(o, "clock_reasons_seen", u64(any));
+		}
+		if (m->nvml[i].clocks_valid & 0x4)
+			add(o, "temperature_c", u64(m->nvml[i].temp_c));
+		if (m->nvml[i].clocks_valid & 0x8)
+			add(o, "power_w", num(m->nvml[i].power_mw / 1000.0));
 		json_object_array_add(a, o);
 	}
 	return a;

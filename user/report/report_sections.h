@@ -60,7 +60,8 @@ struct json_object *drm_json(const struct model_proc *p);
 /* HTTP requests and llama.cpp, report_req.c */
 void print_requests(FILE *out, const struct model *m, const struct model_proc *p,
 		    const struct findings *fs);
-struct json_object *requests_json(const struct model *m, const struct model_proc *p);
+struct json_object *requests_json(const struct model *m, const struct model_proc *p,
+				  const struct findings *fs);
 /* llama.cpp's calls of the process; NULL when it made none */
 struct json_object *llama_json(const struct model_proc *p);
 /* its state copies (prompt-cache entries, checkpoints); NULL when none */

@@ -125,8 +125,10 @@ static void emit_faults_of(struct bpfmaps *m, __u32 key, struct gmt_fault_counts
 	event__init(&e.hdr, GMT_EV_FAULTS, sizeof(e), event__now_ns(), key);
 	for (cpu = 0; cpu < m->ncpus; cpu++) {
 		total += per_cpu[cpu].total;
-		for (k = 0; k < GMT_FAULT_OTHER; k++)
+		for (k = 0; k < GMT_FAULT_OTHER; k++) {
 			e.count[k] += per_cpu[cpu].cls[k];
+			e.major[k] += per_cpu[cpu].major[k];
+		}
 	}
 	for (k = 0; k < GMT_FAULT_OTHER; k++)
 		classified += e.count[k];

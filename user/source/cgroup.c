@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cgroup.h"
 #include "procfs.h"
+#include "waits.h"
 #include "common/container.h"
 
 #define NO_LIMIT GMT_MEM_NO_LIMIT /* v1 says "none" with PAGE_COUNTER_MAX pages */
@@ -19,7 +20,22 @@
 /* where the memory controller is: the v2 hierarchy where it is enabled,
  * else the v1 hierarchy that has it; found once */
 static char mount_v2[256], mount_v1[256];
+/* and for CPU: any v2 hierarchy (its *.pressure files), the one with the
+ * cpu controller, else v1's that has it */
+static char mount_v2_any[256], mount_v2_cpu[256], mount_v1_cpu[256];
 static bool mounts_read;
+
+/* whether a list of words (split by any of seps) has word */
+static bool has_word(const char *list, const char *word, const char *seps)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || strchr(seps, p[-1])) && (!p[n] || strchr(seps, p[n])))
+			return true;
+	return false;
+}
 
 static void find_mounts(void)
 {
@@ -40,16 +56,20 @@ static void find_mounts(void)
 
 			snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
 			c = fopen(path, "re");
+			ctl[0] = 0;
 			if (c && fgets(ctl, sizeof(ctl), c) && strstr(ctl, "memory"))
 				snprintf(mount_v2, sizeof(mount_v2), "%s", dir);
+			if (has_word(ctl, "cpu", " \n") && !mount_v2_cpu[0])
+				snprintf(mount_v2_cpu, sizeof(mount_v2_cpu), "%s", dir);
+			if (!mount_v2_any[0])
+				snprintf(mount_v2_any, sizeof(mount_v2_any), "%s", dir);
 			if (c)
 				fclose(c);
-		} else if (!strcmp(fstype, "cgroup") && !mount_v1[0]) {
-			char *o, *save = NULL;
-
-			for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
-				if (!strcmp(o, "memory"))
-					snprintf(mount_v1, sizeof(mount_v1), "%s", dir);
+		} else if (!strcmp(fstype, "cgroup")) {
+			if (!mount_v1[0] && has_word(opts, "memory", ","))
+				snprintf(mount_v1, sizeof(mount_v1), "%s", dir);
+			if (!mount_v1_cpu[0] && has_word(opts, "cpu", ","))
+				snprintf(mount_v1_cpu, sizeof(mount_v1_cpu), "%s", dir);
 		}
 	}
 	if (f)
@@ -105,14 +125,14 @@ static bool next_line(char **cur, char **hier, char **ctl, char **path)
 	return false;
 }
 
-/* the path of pid's cgroup in the hierarchy with the memory controller */
-static bool cgroup_path(__u32 pid, bool v2, char *out, size_t size)
+/* the path of pid's cgroup in v2's hierarchy, or in v1's with controller */
+static bool cgroup_path_of(__u32 pid, bool v2, const char *controller, char *out, size_t size)
 {
 	char buf[4096], *cur = buf, *line, *ctl, *path;
 
 	procfs__read(pid, "cgroup", buf, sizeof(buf));
 	while (next_line(&cur, &line, &ctl, &path)) {
-		if (v2 ? strcmp(line, "0") || *ctl : !strstr(ctl, "memory"))
+		if (v2 ? strcmp(line, "0") || *ctl : !has_word(ctl, controller, ","))
 			continue;
 		/* the kernel writes it; still, no way up and out of the hierarchy */
 		if (path[0] != '/' || strstr(path, "/..") || strlen(path) >= size)
@@ -135,7 +155,7 @@ int cgroup__mem_limit(__u32 pid, struct gmt_mem_limit *e)
 	v2 = mount_v2[0];
 	if (!v2 && !mount_v1[0])
 		return -ENOENT;
-	if (!cgroup_path(pid, v2, path, sizeof(path)))
+	if (!cgroup_path_of(pid, v2, "memory", path, sizeof(path)))
 		return -ENOENT;
 	/* from the process's cgroup up to the root: the least room left binds */
 	for (;;) {
@@ -194,6 +214,149 @@ int cgroup__mem_limit(__u32 pid, struct gmt_mem_limit *e)
 	}
 	e->swap_room = swap_room;
 	return found ? 0 : -ENOENT;
+}
+
+/* path's parent, in place; false at the root */
+static bool up(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (!strcmp(path, "/") || !slash)
+		return false;
+	if (slash == path)
+		path[1] = 0;
+	else
+		*slash = 0;
+	return true;
+}
+
+/* "KEY N" lines: N of key, or 0 */
+static __u64 stat_value(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, n) && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+	return 0;
+}
+
+static bool read_text(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[600];
+	FILE *f;
+	size_t n;
+
+	buf[0] = 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n > 0;
+}
+
+/* the quota of the cgroup at dir, as CPUs times period: false for none */
+static bool quota_of(const char *dir, bool v2, __u64 *quota, __u64 *period)
+{
+	char text[128];
+	long long q = -1;
+	unsigned long long per = 0;
+
+	if (v2) {
+		if (!read_text(dir, "cpu.max", text, sizeof(text)) || !strncmp(text, "max", 3) ||
+		    sscanf(text, "%lld %llu", &q, &per) != 2)
+			return false;
+	} else {
+		if (!read_text(dir, "cpu.cfs_quota_us", text, sizeof(text)) ||
+		    sscanf(text, "%lld", &q) != 1 || q <= 0 ||
+		    !read_text(dir, "cpu.cfs_period_us", text, sizeof(text)) ||
+		    sscanf(text, "%llu", &per) != 1)
+			return false;
+	}
+	if (q <= 0 || !per)
+		return false;
+	*quota = q;
+	*period = per;
+	return true;
+}
+
+void cgroup__cpu(__u32 pid, struct gmt_proc_stat *e)
+{
+	char path[GMT_PATH_LEN], dir[600], bind[600] = "", text[1024];
+	__u64 q, per;
+	bool v2;
+
+	if (!mounts_read)
+		find_mounts();
+	v2 = mount_v2_cpu[0];
+	/* from its cgroup up: the fewest CPUs binds */
+	if ((v2 || mount_v1_cpu[0]) && cgroup_path_of(pid, v2, "cpu", path, sizeof(path)))
+		do {
+			snprintf(dir, sizeof(dir), "%s%s", v2 ? mount_v2_cpu : mount_v1_cpu,
+				 strcmp(path, "/") ? path : "");
+			if (quota_of(dir, v2, &q, &per) &&
+			    (!e->cpu_quota_us ||
+			     (double)q / per < (double)e->cpu_quota_us / e->cpu_period_us)) {
+				e->cpu_quota_us = q;
+				e->cpu_period_us = per;
+				snprintf(bind, sizeof(bind), "%s", dir);
+				snprintf(e->cpu_cgroup, sizeof(e->cpu_cgroup), "%s", path);
+			}
+		} while (up(path));
+	if (bind[0] && read_text(bind, "cpu.stat", text, sizeof(text))) {
+		e->nr_periods = stat_value(text, "nr_periods");
+		e->nr_throttled = stat_value(text, "nr_throttled");
+		e->throttled_ns = v2 ? stat_value(text, "throttled_usec") * 1000 :
+				       stat_value(text, "throttled_time");
+		e->flags |= GMT_PSTAT_CPU_STAT | (v2 ? GMT_PSTAT_CPU_V2 : 0);
+	}
+	/* pressure: its own cgroup's (v2 counts it with no controller on),
+	 * else the host's */
+	if (mount_v2_any[0] && cgroup_path_of(pid, true, "", path, sizeof(path)) &&
+	    strcmp(path, "/")) {
+		__u64 unused = 0;
+
+		snprintf(dir, sizeof(dir), "%s%s", mount_v2_any, path);
+		if (read_text(dir, "memory.pressure", text, sizeof(text)) &&
+		    waits__psi(text, &e->psi_mem_some_us, &e->psi_mem_full_us)) {
+			e->flags |= GMT_PSTAT_PSI | GMT_PSTAT_PSI_CGROUP;
+			if (read_text(dir, "cpu.pressure", text, sizeof(text)))
+				waits__psi(text, &e->psi_cpu_some_us, &unused);
+			if (read_text(dir, "io.pressure", text, sizeof(text)))
+				waits__psi(text, &e->psi_io_some_us, &e->psi_io_full_us);
+			return;
+		}
+	}
+	if (waits__host_psi(&e->psi_mem_some_us, &e->psi_mem_full_us, &e->psi_cpu_some_us,
+			    &e->psi_io_some_us, &e->psi_io_full_us))
+		e->flags |= GMT_PSTAT_PSI;
+}
+
+void cgroup__mem_stat(__u32 pid, struct gmt_proc_stat *e)
+{
+	char path[GMT_PATH_LEN], dir[600], text[8192];
+	bool v2;
+
+	if (!mounts_read)
+		find_mounts();
+	v2 = mount_v2[0];
+	if ((!v2 && !mount_v1[0]) || !cgroup_path_of(pid, v2, "memory", path, sizeof(path)) ||
+	    !strcmp(path, "/"))
+		return;
+	snprintf(dir, sizeof(dir), "%s%s", v2 ? mount_v2 : mount_v1, path);
+	if (!read_text(dir, "memory.stat", text, sizeof(text)) ||
+	    !strstr(text, "workingset_refault_file "))
+		return;
+	/* v2's are of the cgroup and those below it; v1's first ones of the
+	 * cgroup alone (its "total_" ones below), where the process is */
+	e->refault_file = stat_value(text, "workingset_refault_file");
+	e->refault_anon = stat_value(text, "workingset_refault_anon");
+	e->flags |= GMT_PSTAT_REFAULTS;
 }
 
 bool cgroup__pick(char *buf, char *out, size_t size)

@@ -15,6 +15,14 @@
  * where no cgroup of pid's sets a limit, or it cannot be read */
 int cgroup__mem_limit(__u32 pid, struct gmt_mem_limit *e);
 
+/* the CPU quota that binds pid (of its cgroup and ancestors, the fewest
+ * CPUs) and that cgroup's throttling, and the memory, CPU and I/O pressure
+ * of its v2 cgroup (else the host's), into e */
+void cgroup__cpu(__u32 pid, struct gmt_proc_stat *e);
+/* of pid's memory cgroup (not the root), pages evicted and needed again
+ * (memory.stat's workingset_refault_*), into e */
+void cgroup__mem_stat(__u32 pid, struct gmt_proc_stat *e);
+
 /* of /proc/PID/cgroup's text (buf, changed), the path that names the
  * process's container: the v2 line's, else a v1 hierarchy's that does
  * (memory's first), else the v2 line's or memory's; false when none */

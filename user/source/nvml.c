@@ -128,8 +128,8 @@ struct nvml *nvml__start(char *why, size_t size)
 void nvml__sample(struct nvml *n, const __u32 *pids, size_t nr, gmt_sink_fn sink, void *ctx)
 {
 	struct gmt_nvml devs[MAX_DEVS];
-	unsigned long long total, free_b, used;
-	unsigned int idx, pid, nd = 0;
+	unsigned long long total, free_b, used, why;
+	unsigned int idx, pid, nd = 0, sm, smax, temp, mw, ug, um, valid;
 	__u64 *on = calloc(nr * MAX_DEVS + 1, sizeof(*on));
 	char line[256];
 	size_t i, k;
@@ -151,6 +151,18 @@ void nvml__sample(struct nvml *n, const __u32 *pids, size_t nr, gmt_sink_fn sink
 			devs[nd].free = free_b;
 			snprintf(devs[nd].name, sizeof(devs[nd].name), "%s", line + off);
 			nd++;
+		} else if (sscanf(line, "clk %u %u %u %llu %u %u %u %u %u", &idx, &sm, &smax, &why,
+				  &temp, &mw, &ug, &um, &valid) == 9 &&
+			   nd && devs[nd - 1].index == idx) {
+			/* the line after its device's */
+			devs[nd - 1].sm_mhz = sm;
+			devs[nd - 1].sm_max_mhz = smax;
+			devs[nd - 1].clock_reasons = why;
+			devs[nd - 1].temp_c = temp;
+			devs[nd - 1].power_mw = mw;
+			devs[nd - 1].util_gpu = ug;
+			devs[nd - 1].util_memory = um;
+			devs[nd - 1].clocks_valid = valid;
 		} else if (sscanf(line, "proc %u %u %llu", &idx, &pid, &used) == 3 &&
 			   idx < MAX_DEVS) {
 			for (i = 0; i < nr; i++)

@@ -307,12 +307,23 @@ size_t procfs__redact(char *args, size_t len)
 
 /* what changes how llama.cpp and ggml use memory, and nothing else */
 static const char *const settings[] = {
-	"LLAMA_ARG_CACHE_RAM",	      "LLAMA_ARG_N_PARALLEL",
-	"LLAMA_ARG_CTX_SIZE",	      "LLAMA_ARG_FIT",
-	"LLAMA_ARG_KV_UNIFIED",	      "LLAMA_ARG_BATCH",
-	"LLAMA_ARG_UBATCH",	      "LLAMA_ARG_N_GPU_LAYERS",
-	"LLAMA_ARG_CACHE_IDLE_SLOTS", "GGML_CUDA_DISABLE_GRAPHS",
-	"GGML_VK_VISIBLE_DEVICES",    "CUDA_VISIBLE_DEVICES",
+	"LLAMA_ARG_CACHE_RAM",
+	"LLAMA_ARG_N_PARALLEL",
+	"LLAMA_ARG_CTX_SIZE",
+	"LLAMA_ARG_FIT",
+	"LLAMA_ARG_KV_UNIFIED",
+	"LLAMA_ARG_BATCH",
+	"LLAMA_ARG_UBATCH",
+	"LLAMA_ARG_N_GPU_LAYERS",
+	"LLAMA_ARG_CACHE_IDLE_SLOTS",
+	"GGML_CUDA_DISABLE_GRAPHS",
+	"GGML_VK_VISIBLE_DEVICES",
+	"CUDA_VISIBLE_DEVICES",
+	/* and what decides how fast it goes */
+	"LLAMA_ARG_THREADS",
+	"LLAMA_ARG_MLOCK",
+	"LLAMA_ARG_MMAP",
+	"LLAMA_ARG_NO_MMAP",
 };
 
 size_t procfs__settings(const char *env, size_t len, char *out, size_t size)

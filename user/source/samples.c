@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "nvml.h"
 #include "procfs.h"
+#include "waits.h"
 #include "common/container.h"
 
 #define SCRATCH_SIZE 65536
@@ -173,14 +174,42 @@ static void emit_meminfo(struct samples *c)
 	emit(c, &e.hdr);
 }
 
-/* the limit its cgroups set, where one does: growth ends there */
+/* the limit its cgroups set, where one does: growth ends there; where
+ * none does, a record that says so (a limit lifted ends there too) */
 static void emit_mem_limit(struct samples *c, __u32 pid)
 {
 	struct gmt_mem_limit l;
+	int err;
 
 	event__init(&l.hdr, GMT_EV_MEM_LIMIT, sizeof(l), event__now_ns(), pid);
-	if (!cgroup__mem_limit(pid, &l))
-		emit(c, &l.hdr);
+	err = cgroup__mem_limit(pid, &l);
+	if (err && err != -ENOENT)
+		return;
+	if (err) {
+		l.limit = GMT_MEM_NO_LIMIT;
+		l.file = 0;
+		l.path[0] = 0;
+	}
+	emit(c, &l.hdr);
+}
+
+/* what it waited on: faults, a CPU, its quota, pressure */
+static void emit_proc_stat(struct samples *c, __u32 pid)
+{
+	struct gmt_proc_stat e;
+
+	event__init(&e.hdr, GMT_EV_PROC_STAT, sizeof(e), event__now_ns(), pid);
+	if (!waits__proc(pid, &e))
+		emit(c, &e.hdr);
+}
+
+static void emit_host_stat(struct samples *c)
+{
+	struct gmt_host_stat e;
+
+	event__init(&e.hdr, GMT_EV_HOST_STAT, sizeof(e), event__now_ns(), c->target);
+	waits__host(&e);
+	emit(c, &e.hdr);
 }
 
 void samples__tick(struct samples *c, const __u32 *pids, size_t n)
@@ -192,9 +221,11 @@ void samples__tick(struct samples *c, const __u32 *pids, size_t n)
 		if (!read_status(pids[i], &s))
 			emit(c, &s.hdr);
 		emit_mem_limit(c, pids[i]);
+		emit_proc_stat(c, pids[i]);
 		emit_drm_fdinfo(c, pids[i]);
 	}
 	emit_meminfo(c);
+	emit_host_stat(c);
 	if (c->nvml)
 		nvml__sample(c->nvml, pids, n, c->sink, c->ctx);
 }
@@ -324,31 +355,97 @@ static void emit_proc_env(struct samples *c, __u32 pid, bool spawned)
 	emit(c, &e->hdr);
 }
 
+/* the files pid maps, by file: their mapped and resident bytes */
+struct files {
+	struct gmt_file_rss_one v[64];
+	size_t n;
+};
+
+static struct gmt_file_rss_one *file_of(struct files *fs, const struct procfs_map *m)
+{
+	__u64 dev = (__u64)m->maj << 32 | m->min;
+	size_t i, k;
+
+	for (i = 0; i < fs->n; i++)
+		if (fs->v[i].dev == dev && fs->v[i].ino == m->ino)
+			return &fs->v[i];
+	if (fs->n == sizeof(fs->v) / sizeof(fs->v[0]))
+		return NULL; /* past 64 files: the largest are the ones that matter */
+	memset(&fs->v[i], 0, sizeof(fs->v[i]));
+	fs->v[i].dev = dev;
+	fs->v[i].ino = m->ino;
+	k = strlen(m->path);
+	/* the path's end names it; the kernel's " (deleted)" stays */
+	snprintf(fs->v[i].name, sizeof(fs->v[i].name), "%s",
+		 m->path + (k >= sizeof(fs->v[i].name) ? k - sizeof(fs->v[i].name) + 1 : 0));
+	return &fs->v[fs->n++];
+}
+
+static int by_size(const void *a, const void *b)
+{
+	const struct gmt_file_rss_one *x = a, *y = b;
+
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+}
+
+static void emit_file_rss(struct samples *c, __u32 pid, __u64 ts, struct files *fs)
+{
+	struct gmt_file_rss *r = (struct gmt_file_rss *)c->scratch;
+	size_t i;
+
+	if (!fs->n)
+		return;
+	qsort(fs->v, fs->n, sizeof(fs->v[0]), by_size);
+	event__init(&r->hdr, GMT_EV_FILE_RSS, sizeof(*r), ts, pid);
+	for (i = 0; i < fs->n && i < GMT_FILE_RSS_MAX; i++)
+		r->v[r->nr++] = fs->v[i];
+	r->hdr.len = sizeof(*r) + r->nr * sizeof(r->v[0]);
+	emit(c, &r->hdr);
+}
+
 /* the resident bytes of pid's anonymous areas, from /proc/PID/smaps: what a
  * mapping holds, where its length is only address space (reservations,
- * mappings never touched) */
+ * mappings never touched); and of the files it maps, the largest */
 static void emit_map_rss(struct samples *c, __u32 pid)
 {
 	struct gmt_map_rss *r = (struct gmt_map_rss *)c->scratch;
+	struct gmt_file_rss_one *file = NULL;
 	unsigned long long kb;
 	__u64 ts = event__now_ns();
 	char path[64], line[512];
 	struct procfs_map m;
+	struct files *fs = calloc(1, sizeof(*fs));
 	bool anon = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/smaps", pid);
 	f = fopen(path, "re");
-	if (!f)
+	if (!f || !fs) {
+		if (f)
+			fclose(f);
+		free(fs);
 		return;
+	}
 	event__init(&r->hdr, GMT_EV_MAP_RSS, sizeof(*r), ts, pid);
 	while (fgets(line, sizeof(line), f)) {
 		if (procfs__map_line(line, &m)) {
 			/* no inode and no name: anonymous ([heap], [stack] have names) */
 			anon = !m.ino && !m.path[0];
+			file = m.ino && m.path[0] == '/' ? file_of(fs, &m) : NULL;
+			if (file) {
+				file->size += m.end - m.start;
+				if (strchr(m.perms, 'x'))
+					file->flags |= 1;
+			}
 			continue;
 		}
-		if (!anon || sscanf(line, "Rss: %llu kB", &kb) != 1)
+		if (sscanf(line, "Rss: %llu kB", &kb) != 1)
+			continue;
+		if (file) {
+			file->rss += kb << 10;
+			file = NULL;
+		}
+		if (!anon)
 			continue;
 		r->v[r->nr++] = (struct gmt_map_rss_area){ m.start, m.end, kb << 10 };
 		anon = false;
@@ -363,6 +460,8 @@ static void emit_map_rss(struct samples *c, __u32 pid)
 		r->hdr.len = sizeof(*r) + r->nr * sizeof(r->v[0]);
 		emit(c, &r->hdr);
 	}
+	emit_file_rss(c, pid, ts, fs);
+	free(fs);
 }
 
 void samples__maps_rss(struct samples *c, const __u32 *pids, size_t n)

@@ -250,7 +250,8 @@ void session__interval(struct session *s)
 	sample(s, false);
 	bpfmaps__faults(s->maps);
 	bpfmaps__lost(s->maps, s->drain);
-	if (!(++s->intervals % MAP_RSS_TICKS))
+	/* the second interval's too: the files it maps, their sizes, early */
+	if (++s->intervals == 2 || !(s->intervals % MAP_RSS_TICKS))
 		sample(s, true);
 }
 

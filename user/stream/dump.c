@@ -316,6 +316,64 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "path", strn(l->path, sizeof(l->path)));
 		break;
 	}
+	case GMT_EV_PROC_STAT: {
+		const struct gmt_proc_stat *x = (const void *)e;
+
+		add(o, "minflt", u64(x->minflt));
+		add(o, "majflt", u64(x->majflt));
+		add(o, "cpu_ns", u64(x->cpu_ns));
+		add(o, "run_ns", u64(x->run_ns));
+		add(o, "run_delay_ns", u64(x->run_delay_ns));
+		add(o, "threads_read", u64(x->threads_read));
+		add(o, "cpus_allowed", u64(x->cpus_allowed));
+		add(o, "cpu_quota_us", u64(x->cpu_quota_us));
+		add(o, "cpu_period_us", u64(x->cpu_period_us));
+		add(o, "nr_periods", u64(x->nr_periods));
+		add(o, "nr_throttled", u64(x->nr_throttled));
+		add(o, "throttled_ns", u64(x->throttled_ns));
+		add(o, "psi_mem_some_us", u64(x->psi_mem_some_us));
+		add(o, "psi_mem_full_us", u64(x->psi_mem_full_us));
+		add(o, "psi_cpu_some_us", u64(x->psi_cpu_some_us));
+		add(o, "psi_io_some_us", u64(x->psi_io_some_us));
+		add(o, "read_bytes", u64(x->read_bytes));
+		add(o, "refault_file", u64(x->refault_file));
+		add(o, "refault_anon", u64(x->refault_anon));
+		add(o, "flags", u64(x->flags));
+		add(o, "cpu_cgroup", strn(x->cpu_cgroup, sizeof(x->cpu_cgroup)));
+		break;
+	}
+	case GMT_EV_HOST_STAT: {
+		const struct gmt_host_stat *x = (const void *)e;
+
+		add(o, "pswpin", u64(x->pswpin));
+		add(o, "pswpout", u64(x->pswpout));
+		add(o, "pgmajfault", u64(x->pgmajfault));
+		add(o, "refault_file", u64(x->refault_file));
+		add(o, "refault_anon", u64(x->refault_anon));
+		add(o, "psi_mem_some_us", u64(x->psi_mem_some_us));
+		add(o, "psi_cpu_some_us", u64(x->psi_cpu_some_us));
+		add(o, "psi_io_some_us", u64(x->psi_io_some_us));
+		add(o, "procs_running", u64(x->procs_running));
+		add(o, "cpus_online", u64(x->cpus_online));
+		break;
+	}
+	case GMT_EV_FILE_RSS: {
+		const struct gmt_file_rss *x = (const void *)e;
+		struct json_object *a = json_object_new_array();
+		__u32 i;
+
+		for (i = 0; i < x->nr; i++) {
+			struct json_object *f = json_object_new_object();
+
+			add(f, "name", strn(x->v[i].name, sizeof(x->v[i].name)));
+			add(f, "size", u64(x->v[i].size));
+			add(f, "rss", u64(x->v[i].rss));
+			add(f, "code", json_object_new_boolean(x->v[i].flags & 1));
+			json_object_array_add(a, f);
+		}
+		add(o, "files", a);
+		break;
+	}
 	case GMT_EV_NVML: {
 		const struct gmt_nvml *n = (const void *)e;
 
@@ -324,6 +382,15 @@ void dump__event(void *ctx, const struct gmt_hdr *e)
 		add(o, "total", u64(n->total));
 		add(o, "free", u64(n->free));
 		add(o, "name", strn(n->name, sizeof(n->name)));
+		if (e->len >= sizeof(*n)) { /* recorded before it was */
+			add(o, "sm_mhz", u64(n->sm_mhz));
+			add(o, "sm_max_mhz", u64(n->sm_max_mhz));
+			add(o, "clock_reasons", u64(n->clock_reasons));
+			add(o, "temp_c", u64(n->temp_c));
+			add(o, "power_mw", u64(n->power_mw));
+			add(o, "util_gpu", u64(n->util_gpu));
+			add(o, "clocks_valid", u64(n->clocks_valid));
+		}
 		break;
 	}
 	case GMT_EV_GPU_DEVICE: {

@@ -19,7 +19,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_EXIT] = { "exit", sizeof(struct gmt_exit) },
 	[GMT_EV_RSS] = { "rss", sizeof(struct gmt_rss) },
 	[GMT_EV_SAMPLE] = { "sample", sizeof(struct gmt_sample) },
-	[GMT_EV_FAULTS] = { "faults", sizeof(struct gmt_faults) },
+	[GMT_EV_FAULTS] = { "faults", offsetof(struct gmt_faults, major) }, /* older: no major */
 	[GMT_EV_MMAP] = { "mmap", sizeof(struct gmt_mmap) },
 	[GMT_EV_MUNMAP] = { "munmap", sizeof(struct gmt_munmap) },
 	[GMT_EV_MREMAP] = { "mremap", sizeof(struct gmt_mremap) },
@@ -35,7 +35,7 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_HTTP] = { "http", sizeof(struct gmt_http) },
 	[GMT_EV_DECODE] = { "decode", offsetof(struct gmt_decode, nr_seqs) },
 	[GMT_EV_MEMINFO] = { "meminfo", sizeof(struct gmt_meminfo) },
-	[GMT_EV_NVML] = { "nvml", sizeof(struct gmt_nvml) },
+	[GMT_EV_NVML] = { "nvml", offsetof(struct gmt_nvml, sm_mhz) }, /* older: no clocks */
 	[GMT_EV_PROC_ENV] = { "proc_env", sizeof(struct gmt_proc_env) },
 	[GMT_EV_MAP_RSS] = { "map_rss", sizeof(struct gmt_map_rss) },
 	[GMT_EV_USTACK] = { "ustack", offsetof(struct gmt_ustack, data) },
@@ -47,6 +47,9 @@ static const struct type_info types[GMT_EV_MAX] = {
 	[GMT_EV_TIMINGS] = { "timings", sizeof(struct gmt_timings) },
 	[GMT_EV_JOIN] = { "join", sizeof(struct gmt_join) },
 	[GMT_EV_MODULE] = { "module", sizeof(struct gmt_module) },
+	[GMT_EV_PROC_STAT] = { "proc_stat", sizeof(struct gmt_proc_stat) },
+	[GMT_EV_HOST_STAT] = { "host_stat", sizeof(struct gmt_host_stat) },
+	[GMT_EV_FILE_RSS] = { "file_rss", sizeof(struct gmt_file_rss) },
 };
 
 const char *event__type_name(unsigned int type)
@@ -122,6 +125,12 @@ bool event__valid(const struct gmt_hdr *e, size_t avail)
 	case GMT_EV_PROC_ENV:
 		return sizeof(struct gmt_proc_env) + ((const struct gmt_proc_env *)e)->vars_len <=
 		       e->len;
+	case GMT_EV_FILE_RSS:
+		return ((const struct gmt_file_rss *)e)->nr <= GMT_FILE_RSS_MAX &&
+		       sizeof(struct gmt_file_rss) +
+				       ((const struct gmt_file_rss *)e)->nr *
+					       (__u64)sizeof(struct gmt_file_rss_one) <=
+			       e->len;
 	case GMT_EV_MAP_RSS:
 		return ((const struct gmt_map_rss *)e)->nr <= GMT_MAP_RSS_MAX &&
 		       sizeof(struct gmt_map_rss) +

@@ -373,8 +373,8 @@ static int by_req(const void *a, const void *b, void *key)
 	return x->no < y->no ? 1 : x->no > y->no ? -1 : 0;
 }
 
-static void requests(struct screen *s, const struct model *m, const struct top_state *st,
-		     size_t rows)
+static void requests(struct screen *s, const struct model *m, const struct findings *fs,
+		     const struct top_state *st, size_t rows)
 {
 	static const char *const sorts[] = { "newest", "latency", "memory" };
 	const struct model_proc *p = target(m);
@@ -434,6 +434,11 @@ static void requests(struct screen *s, const struct model *m, const struct top_s
 			put(s, l, TA_DIM, " image");
 		if (!r->done)
 			put(s, l, TA_DIM, " open");
+		/* slower than its usual rate: by how much, and why */
+		if (findings__slow(fs, p->pid, r->nth))
+			put(s, l, TA_ALERT, " slow %.1fx: %s",
+			    findings__slow(fs, p->pid, r->nth)->ratio,
+			    findings__slow(fs, p->pid, r->nth)->cause);
 	}
 	free(v);
 }
@@ -581,7 +586,7 @@ size_t top__layout(const struct model *m, const struct findings *fs, const struc
 	ev = ev ? ev : 1;
 	req = avail > mem + ev ? avail - mem - ev : 1;
 	memory(&s, m, st, mem);
-	requests(&s, m, st, req + 1);
+	requests(&s, m, fs, st, req + 1);
 	events(&s, m, st, ev);
 	while (s.n < (size_t)rows - 1 && s.n < s.max)
 		line(&s, TA_NORMAL);

@@ -1,0 +1,151 @@
+# Why it got slow: the real llama-server (CPU build), slowed on purpose
+# while traced with -p, each cause induced for real and its truth from
+# outside the tool: the server's own `timings` for the rates, /proc/PID/stat
+# for the faults, the cgroup's files and schedstat for the waits. And the
+# controls that must get no slowdown verdict (tests/llama/compare.py checks
+# that for every server test; here, mixed prompts and a filling context).
+# Run by tests/run.sh with helpers from tests/lib.sh and tests/server.sh.
+
+# 240 MB of weights (mmap'd unless --no-mmap): about 100 tokens/s on two
+# cores, 5 once a memory limit of 150 MiB leaves them no room
+SLOW_MODEL="--embd 1024 --ff 3584 --layers 4"
+SLOW_TOKENS=24
+
+# phase NAME ARGS...: one client's requests (to /completion, not streamed,
+# prompts of their own), its JSON in $T/NAME.json
+phase() {
+	local name=$1
+	shift
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 1 --paths /completion --stream no \
+		--tokens "$SLOW_TOKENS" "$@" >"$T/$name.json"
+}
+
+# slow_server ARGS...: llama-server with the slowdown tests' model, started
+# inside the memory cgroup $CG_DIR (mem_cgroup) so that the pages of its
+# weights are charged to it as it reads them: the file is written and then
+# dropped from the page cache first (charged to the writer, they would
+# not be the server's to lose)
+slow_server() {
+	node "$ROOT/tools/tiny-gguf.mjs" "$T/tiny.gguf" $SLOW_MODEL >/dev/null &&
+		python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$T/tiny.gguf" || return 1
+	printf '#!/bin/sh\necho $$ >"%s/cgroup.procs" && exec "$@"\n' "$CG_DIR" >"$T/in-cgroup"
+	chmod +x "$T/in-cgroup"
+	SERVER_WRAP=$T/in-cgroup start_server "$@"
+}
+
+# faults PID: its page faults, minor and major, as /proc/PID/stat counts
+# them (fields 10 and 12), and the bytes it read from storage (/proc/PID/io)
+faults() {
+	sed 's/.*) //' "/proc/$1/stat" | awk '{ printf "%d %d ", $8 + $10, $10 }'
+	awk '$1 == "read_bytes:" { print $2 }' "/proc/$1/io"
+}
+
+# median RATES...: of the numbers given
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# rates FILE...: the server's own decode rate (timings.predicted_per_second)
+# of each request of these phases, the very first left out (warm-up)
+rates() {
+	jq -r '.requests[].timings.predicted_per_second' "$@" | tail -n +2
+}
+
+# slowdown: the report's slowdown finding (null: none)
+slowdown() {
+	jq -c '[.findings[] | select(.kind == "slowdown")][0]' "$T/gmt.out"
+}
+
+# num F KEY: a finding's figure
+num() { jq -r ".$2" <<<"$1"; }
+
+# within A B REL: |A - B| <= REL * B
+within() {
+	awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { exit !(a - b <= r * b && b - a <= r * b) }'
+}
+
+# check_rates F BEFORE.json... -- DURING.json...: the finding's baseline and
+# slow rates within 10% of the server's own medians of those phases
+check_rates() {
+	local f=$1 before=() during=() b d
+	shift
+	while [ "$1" != -- ]; do before+=("$1") && shift; done
+	shift
+	during=("$@")
+	b=$(median $(rates "${before[@]}"))
+	d=$(median $(jq -r '.requests[].timings.predicted_per_second' "${during[@]}"))
+	echo "# the server's medians: $b tokens/s usually, $d slowed; the tool's: $(num "$f" baseline_rate), $(num "$f" rate)"
+	expect 'within "$(num "$f" baseline_rate)" "$b" 0.1 && within "$(num "$f" rate)" "$d" 0.1' \
+		"the rates within 10% of the server's: baseline $(num "$f" baseline_rate) against $b, slow $(num "$f" rate) against $d"
+}
+
+# check_slow_requests F FIRST LAST: the finding names requests FIRST to LAST
+# (the tool numbers a process's requests from 1 as they come) and the
+# report's requests between are marked with its cause
+check_slow_requests() {
+	local f=$1 first=$2 last=$3 marked
+	marked=$(jq -c "[.processes[0].requests | to_entries[] | select(.value.slow) | .key + 1]" "$T/gmt.out")
+	expect '(( $(num "$f" first_request) >= first && $(num "$f" first_request) <= first + 1 &&
+		$(num "$f" last_request) >= last && $(num "$f" last_request) <= last + 1 ))' \
+		"the slow requests: $(num "$f" first_request) to $(num "$f" last_request), the slowed ones $first to $last (or the one after, which reads its weights back): $marked"
+}
+
+# The weights evicted from RAM by a memory cgroup's limit lowered below the
+# model (v1 here, v2 where the host has it), then raised again: the slow
+# requests named, rates within 10% of the server's, the cause the major
+# faults that /proc/PID/stat counted over the slow phase, and the limit
+slow_weights_evicted() {
+	need_llama_server || return 1
+	local cg=gmt-slow-$$ f f0 f1 lift=max extra=("$@") flt maj rd
+	mem_cgroup "$cg" || return 1
+	[ "$CG_LIMIT" = memory.max ] || lift=-1
+	slow_server -np 1 -c 512 -t 2 "${extra[@]}" || { rm_cgroup; return 1; }
+	start_tracer --json -p "$SERVER_PID" || { rm_cgroup; return 1; }
+	phase before --requests 6 --words 20 || { rm_cgroup; return 1; }
+	read -r -a f0 <<<"$(faults "$SERVER_PID")"
+	echo $((150 * MIB)) >"$CG_DIR/$CG_LIMIT" || { rm_cgroup; return 1; }
+	phase during --requests 4 --words 21 || { rm_cgroup; return 1; }
+	read -r -a f1 <<<"$(faults "$SERVER_PID")"
+	echo "$lift" >"$CG_DIR/$CG_LIMIT"
+	phase after --requests 4 --words 22 || { rm_cgroup; return 1; }
+	stop_server
+	wait_tracer
+	rm_cgroup
+	f=$(slowdown)
+	echo "# $(num "$f" message)"
+	expect '[ "$(num "$f" cause)" = memory ]' \
+		"a slowdown, the memory its cause: $(jq -c '[.findings[] | [.kind, .category, .reasons]]' "$T/gmt.out")" ||
+		return 1
+	check_slow_requests "$f" 7 10 || return 1
+	check_rates "$f" "$T/before.json" "$T/after.json" -- "$T/during.json" || return 1
+	# the page faults and reads of the slow requests' decoding, of those
+	# /proc counted over the whole slow phase (its prompts, and the gaps
+	# between requests, are the rest)
+	flt=$((f1[0] - f0[0])) maj=$((f1[1] - f0[1])) rd=$((f1[2] - f0[2]))
+	echo "# over the slow phase /proc/PID/stat counted $flt page faults ($maj major), /proc/PID/io $rd bytes read; the tool, in its requests' decoding: $(jq -c '{page_faults, major_faults, read_bytes}' <<<"$f")"
+	expect 'awk -v t="$(num "$f" page_faults)" -v p="$flt" "BEGIN { exit !(t >= 0.5 * p && t <= 1.05 * p) }" &&
+		awk -v t="$(num "$f" major_faults)" -v p="$maj" "BEGIN { exit !(t <= 1.05 * p + 1) }" &&
+		awk -v t="$(num "$f" read_bytes)" -v p="$rd" "BEGIN { exit !(t >= 0.5 * p && t <= 1.05 * p) }"' \
+		"the faults and reads within what /proc counted: $(jq -c '{page_faults, major_faults, read_bytes}' <<<"$f") of $flt, $maj, $rd" ||
+		return 1
+	expect 'jq -e ".reasons | index(\"slow_limit\") != null" <<<"$f" >/dev/null &&
+		[ "$(num "$f" limit_bytes)" = $((150 * MIB)) ] && [ "$(num "$f" limit_before_bytes)" = 0 ]' \
+		"the limit named, lowered from none to 150 MiB: $(jq -c '{reasons, limit_bytes, limit_before_bytes}' <<<"$f")" ||
+		return 1
+	expect 'jq -e ".reasons | index(\"slow_recovered\") != null" <<<"$f" >/dev/null' \
+		"its rate back after the limit was lifted: $(jq -c .reasons <<<"$f")"
+}
+
+test_slow_weights_evicted_by_a_cgroup_limit() {
+	slow_weights_evicted || return 1
+	local f
+	f=$(slowdown)
+	# the weights are the model file: file-backed RSS below its size, and
+	# what to try says so
+	expect 'jq -e ".reasons | index(\"slow_file_out\") != null and index(\"slow_try_memory\") != null" <<<"$f" >/dev/null &&
+		(( $(num "$f" model_file_bytes) > 200 * MIB ))' \
+		"the model file's residency and what to try: $(jq -c '{reasons, model_file, model_file_bytes, file_rss_bytes}' <<<"$f")"
+}

@@ -78,6 +78,8 @@ end_test() { # end_test CGROUP TMP: kill what the test left, then its files
 		rmdir "$1" 2>/dev/null
 	fi
 	pkill -f "$2" 2>/dev/null
+	# a swap file the test turned on (tests/slow.sh) goes off before its file
+	awk -v d="$2/" 'index($1, d) == 1 { print $1 }' /proc/swaps | xargs -r -n1 swapoff 2>/dev/null
 	rm -rf "$2" "$2.out"
 }
 

@@ -83,14 +83,15 @@ check_rates() {
 }
 
 # check_slow_requests F FIRST LAST: the finding names requests FIRST to LAST
-# (the tool numbers a process's requests from 1 as they come) and the
-# report's requests between are marked with its cause
+# (or the one after, which may still read its weights back); the tool
+# numbers a process's requests from 1 as they come, and each phase of the
+# client ends with a GET /metrics
 check_slow_requests() {
 	local f=$1 first=$2 last=$3 marked
 	marked=$(jq -c "[.processes[0].requests | to_entries[] | select(.value.slow) | .key + 1]" "$T/gmt.out")
-	expect '(( $(num "$f" first_request) >= first && $(num "$f" first_request) <= first + 1 &&
-		$(num "$f" last_request) >= last && $(num "$f" last_request) <= last + 1 ))' \
-		"the slow requests: $(num "$f" first_request) to $(num "$f" last_request), the slowed ones $first to $last (or the one after, which reads its weights back): $marked"
+	expect '(( $(num "$f" first_request) == first && $(num "$f" last_request) >= last &&
+		$(num "$f" last_request) <= last + 2 ))' \
+		"the slow requests: $(num "$f" first_request) to $(num "$f" last_request), the slowed ones $first to $last: marked $marked"
 }
 
 # The weights evicted from RAM by a memory cgroup's limit lowered below the
@@ -107,7 +108,8 @@ slow_weights_evicted() {
 	phase before --requests 6 --words 20 || { rm_cgroup; return 1; }
 	read -r -a f0 <<<"$(faults "$SERVER_PID")"
 	echo $((150 * MIB)) >"$CG_DIR/$CG_LIMIT" || { rm_cgroup; return 1; }
-	phase during --requests 4 --words 21 || { rm_cgroup; return 1; }
+	phase during --requests "${SLOW_REQUESTS:-4}" --tokens "${SLOW_PHASE_TOKENS:-$SLOW_TOKENS}" \
+		--words 21 || { rm_cgroup; return 1; }
 	read -r -a f1 <<<"$(faults "$SERVER_PID")"
 	echo "$lift" >"$CG_DIR/$CG_LIMIT"
 	phase after --requests 4 --words 22 || { rm_cgroup; return 1; }
@@ -119,7 +121,7 @@ slow_weights_evicted() {
 	expect '[ "$(num "$f" cause)" = memory ]' \
 		"a slowdown, the memory its cause: $(jq -c '[.findings[] | [.kind, .category, .reasons]]' "$T/gmt.out")" ||
 		return 1
-	check_slow_requests "$f" 7 10 || return 1
+	check_slow_requests "$f" 8 $((7 + ${SLOW_REQUESTS:-4})) || return 1
 	check_rates "$f" "$T/before.json" "$T/after.json" -- "$T/during.json" || return 1
 	# the page faults and reads of the slow requests' decoding, of those
 	# /proc counted over the whole slow phase (its prompts, and the gaps
@@ -139,6 +141,24 @@ slow_weights_evicted() {
 		"its rate back after the limit was lifted: $(jq -c .reasons <<<"$f")"
 }
 
+# the same with the weights read into anonymous memory (--no-mmap), which
+# the limit pushes out to swap: a swap file of the test's own (tests/run.sh
+# turns it off if the test is cut short)
+test_slow_weights_swapped_out_no_mmap() {
+	need_root
+	local f
+	fallocate -l 1G "$T/swap" && chmod 600 "$T/swap" && mkswap "$T/swap" >/dev/null &&
+		swapon "$T/swap" || skip "no swap file could be turned on here (fallocate, mkswap, swapon)"
+	# swapped, it decodes about a token a second: two short requests
+	SLOW_REQUESTS=2 SLOW_PHASE_TOKENS=8 slow_weights_evicted --no-mmap
+	local rc=$?
+	swapoff "$T/swap"
+	((rc == 0)) || return 1
+	f=$(slowdown)
+	expect 'jq -e ".reasons | index(\"slow_swapped\") != null and index(\"slow_file_out\") == null" <<<"$f" >/dev/null' \
+		"its anonymous memory in swap, not a file: $(jq -c '{reasons, swap_in_bytes_per_s}' <<<"$f")"
+}
+
 test_slow_weights_evicted_by_a_cgroup_limit() {
 	slow_weights_evicted || return 1
 	local f
@@ -148,4 +168,135 @@ test_slow_weights_evicted_by_a_cgroup_limit() {
 	expect 'jq -e ".reasons | index(\"slow_file_out\") != null and index(\"slow_try_memory\") != null" <<<"$f" >/dev/null &&
 		(( $(num "$f" model_file_bytes) > 200 * MIB ))' \
 		"the model file's residency and what to try: $(jq -c '{reasons, model_file, model_file_bytes, file_rss_bytes}' <<<"$f")"
+}
+
+# cpu_cgroup NAME: a new cgroup with the cpu controller (v2 where it is
+# enabled, else v1's cpu hierarchy), its folder in CPU_DIR; CPU_V2 set on v2
+cpu_cgroup() {
+	local v2 v1
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+	if [ -n "$v2" ] && grep -qw cpu "$v2/cgroup.controllers" 2>/dev/null &&
+		grep -qw cpu "$v2/cgroup.subtree_control" 2>/dev/null; then
+		CPU_DIR=$v2/$1 CPU_V2=1
+	elif [ -n "$v1" ]; then
+		CPU_DIR=$v1/$1 CPU_V2=
+	else
+		skip "no cgroup hierarchy with the cpu controller"
+	fi
+	mkdir "$CPU_DIR"
+}
+
+# cpu_quota PERCENT: CPU_DIR's quota, PERCENT of one CPU
+cpu_quota() {
+	if [ -n "$CPU_V2" ]; then
+		echo "$(($1 * 1000)) 100000" >"$CPU_DIR/cpu.max"
+	else
+		echo 100000 >"$CPU_DIR/cpu.cfs_period_us" && echo $(($1 * 1000)) >"$CPU_DIR/cpu.cfs_quota_us"
+	fi
+}
+
+# throttled: CPU_DIR's cpu.stat nr_periods and nr_throttled
+throttled() {
+	awk '$1 == "nr_periods" { p = $2 } $1 == "nr_throttled" { t = $2 } END { print p, t }' "$CPU_DIR/cpu.stat"
+}
+
+# run_delay PID: its live threads' time on a CPU and waiting for one
+# (schedstat), summed, in ns
+run_delay() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ r += $1; d += $2 } END { printf "%d %d\n", r, d }'
+}
+
+# the slowdown tests' CPU-bound model: small enough that memory is no
+# question, big enough that a token is work
+CPU_MODEL="--embd 512 --ff 1536 --layers 4"
+
+# A CPU quota of a fifth of a CPU put on the server mid-run (its cgroup's
+# cpu.cfs_quota_us or cpu.max), then lifted: the slow requests named, the
+# cause the quota, with the share of periods throttled that cpu.stat counted
+test_slow_cpu_quota() {
+	need_llama_server || return 1
+	local f c0 c1 share
+	cpu_cgroup gmt-cpu-$$ || return 1
+	TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || { rmdir "$CPU_DIR"; return 1; }
+	start_tracer --json -p "$SERVER_PID" || { rmdir "$CPU_DIR"; return 1; }
+	phase before --requests 6 --words 20 || { rmdir "$CPU_DIR"; return 1; }
+	cpu_quota 20 && echo "$SERVER_PID" >"$CPU_DIR/cgroup.procs" || { rmdir "$CPU_DIR"; return 1; }
+	read -r -a c0 <<<"$(throttled)"
+	phase during --requests 4 --words 21 || { rmdir "$CPU_DIR"; return 1; }
+	read -r -a c1 <<<"$(throttled)"
+	echo "$SERVER_PID" >"${CPU_DIR%/*}/cgroup.procs"
+	phase after --requests 4 --words 22
+	stop_server
+	wait_tracer
+	rmdir "$CPU_DIR"
+	f=$(slowdown)
+	echo "# $(num "$f" message)"
+	expect '[ "$(num "$f" cause)" = cpu ] && jq -e ".reasons | index(\"slow_throttled\") != null" <<<"$f" >/dev/null' \
+		"a slowdown, its quota the cause: $(jq -c '[.findings[] | [.kind, .category, .reasons]]' "$T/gmt.out")" ||
+		return 1
+	check_slow_requests "$f" 8 11 || return 1
+	check_rates "$f" "$T/before.json" "$T/after.json" -- "$T/during.json" || return 1
+	share=$(awk -v p=$((c1[0] - c0[0])) -v t=$((c1[1] - c0[1])) 'BEGIN { print p ? t / p : 0 }')
+	echo "# cpu.stat over the slow phase: $((c1[1] - c0[1])) of $((c1[0] - c0[0])) periods throttled; the tool: $(num "$f" throttled_share) in its requests' decoding, a quota of $(num "$f" cpu_quota) CPUs"
+	expect 'awk -v t="$(num "$f" throttled_share)" -v s="$share" "BEGIN { exit !(t >= s - 0.15 && t <= s + 0.15) }" &&
+		[ "$(num "$f" cpu_quota)" = 0.2 ]' \
+		"the quota and the share throttled as cpu.stat counted: $(num "$f" throttled_share), $(num "$f" cpu_quota) CPUs against $share"
+}
+
+# Two busy loops pinned to the one CPU the server may use, mid-run: the
+# slow requests named, the cause its threads' wait for a CPU, as their
+# schedstat counted it
+test_slow_cpu_neighbour() {
+	need_llama_server || return 1
+	local f d0 d1 share hogs=()
+	SERVER_WRAP="taskset -c 1" TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	phase before --requests 6 --words 20 || return 1
+	read -r -a d0 <<<"$(run_delay "$SERVER_PID")"
+	taskset -c 1 sh -c 'while :; do :; done' &
+	hogs+=($!)
+	taskset -c 1 sh -c 'while :; do :; done' &
+	hogs+=($!)
+	phase during --requests 4 --words 21
+	read -r -a d1 <<<"$(run_delay "$SERVER_PID")"
+	kill "${hogs[@]}"
+	wait "${hogs[@]}" 2>/dev/null
+	phase after --requests 4 --words 22 || return 1
+	stop_server
+	wait_tracer
+	f=$(slowdown)
+	echo "# $(num "$f" message)"
+	expect '[ "$(num "$f" cause)" = cpu ] && jq -e ".reasons | index(\"slow_cpu_wait\") != null" <<<"$f" >/dev/null' \
+		"a slowdown, the wait for a CPU its cause: $(jq -c '[.findings[] | [.kind, .category, .reasons]]' "$T/gmt.out")" ||
+		return 1
+	check_slow_requests "$f" 8 11 || return 1
+	check_rates "$f" "$T/before.json" "$T/after.json" -- "$T/during.json" || return 1
+	share=$(awk -v r=$((d1[0] - d0[0])) -v d=$((d1[1] - d0[1])) 'BEGIN { print r + d ? d / (r + d) : 0 }')
+	echo "# schedstat over the slow phase: waited $share of its threads' time; the tool: $(num "$f" cpu_wait_share) in its requests' decoding"
+	expect 'awk -v t="$(num "$f" cpu_wait_share)" -v s="$share" "BEGIN { exit !(t >= s - 0.15 && t <= s + 0.15) }"' \
+		"the wait for a CPU as schedstat counted: $(num "$f" cpu_wait_share) against $share"
+}
+
+# What must not be called a slowdown: prompts short and long, mixed, and a
+# context filling up to several times the usual one's (decoding a longer
+# context is slower: not the machine)
+test_slow_none_for_mixed_prompts_and_a_filling_context() {
+	need_llama_server || return 1
+	local all
+	# a word is about seven tokens of the tiny model's byte vocabulary
+	TINY_ARGS="--ctx 4096" start_server -np 1 -c 4096 -t 1 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	phase short --requests 6 --words 5 && phase long --requests 4 --words 80 &&
+		phase mixed --requests 4 --words 8 && phase filling --requests 10 --words 10 --word-spread 40 ||
+		return 1
+	stop_server
+	wait_tracer
+	all=("$T"/{short,long,mixed,filling}.json)
+	expect '[ "$(jq -s "[.[].requests[] | select(.status != 200)] | length" "${all[@]}")" = 0 ]' \
+		"every request answered: $(jq -sc "[.[].requests[] | select(.status != 200) | .error][0]" "${all[@]}")" ||
+		return 1
+	echo "# the server's rates: $(jq -sc '[.[].requests[].timings.predicted_per_second | floor]' "${all[@]}")"
+	echo "# its contexts: $(jq -sc '[.[].requests[].timings | .prompt_n + .cache_n]' "${all[@]}")"
+	expect '[ "$(slowdown)" = null ]' "no slowdown: $(jq -r '[.findings[] | select(.kind == "slowdown") | .message][0]' "$T/gmt.out")"
 }

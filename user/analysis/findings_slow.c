@@ -176,11 +176,19 @@ struct span {
 	const struct jreq *v;
 	size_t n, a, b;
 	bool slow;
+	__u64 guard; /* the usual ones: none this near the slow ones (a sampling interval) */
 };
 
 static bool in_span(const struct span *w, size_t i)
 {
-	return w->slow ? i >= w->a && i <= w->b && w->v[i].slow : w->v[i].typical;
+	const struct jreq *x = &w->v[i];
+
+	if (w->slow)
+		return i >= w->a && i <= w->b && x->slow;
+	/* a reading spreads an interval's counts over it: the usual requests
+	 * that share one with the slow ones would count theirs */
+	return x->typical &&
+	       (x->to + w->guard < w->v[w->a].from || x->from > w->v[w->b].to + w->guard);
 }
 
 static struct sum over_ticks(const struct model_ticks *t, int field, const struct span *w)
@@ -307,7 +315,8 @@ static void look(const struct model *m, const struct model_proc *p, struct jreq 
 		 size_t a, size_t b, struct seen *s)
 {
 	const struct model_ticks *w = &p->waits;
-	const struct span sl = { v, n, a, b, true }, us = { v, n, a, b, false };
+	__u64 guard = (m->interval_ms ? m->interval_ms : 1000) * 1000000ull;
+	const struct span sl = { v, n, a, b, true, 0 }, us = { v, n, a, b, false, guard };
 	struct sum run, delay, brun, bdelay, per, thr, bper, bthr;
 	double tokens = 0, btokens = 0;
 	__u64 to = v[b].to, before = 0;
@@ -367,7 +376,8 @@ static void look(const struct model *m, const struct model_proc *p, struct jreq 
 	s->throttled = per.ok && thr.ok && per.v > 0 ? thr.v / per.v : NAN;
 	s->throttled_before = bper.ok && bthr.ok && bper.v > 0 ? bthr.v / bper.v : 0;
 	s->cpu_throttled = s->throttled >= 0.25 && s->throttled >= 2 * s->throttled_before + 0.1;
-	s->cpu = s->cpu_throttled || (s->delay >= 0.25 && s->delay >= 2 * s->delay_before + 0.1);
+	/* a fifth more of its threads' time waiting than usual, and a quarter at least */
+	s->cpu = s->cpu_throttled || (s->delay >= 0.25 && s->delay >= s->delay_before + 0.2);
 	/* pressure, as shares of the windows' time */
 	run = over_ticks(w, MODEL_W_PSI_MEM_SOME, &sl);
 	s->psi_mem = run.ok ? run.v / 1e6 / run.secs : NAN;
@@ -465,6 +475,29 @@ static bool limit_next(const struct model_proc *p, __u64 ts, __u64 *when, __u64 
 	return false;
 }
 
+/* the most a series held over [from, to] */
+static __s64 series_max(const struct series *s, __u64 from, __u64 to)
+{
+	__s64 v = 0, x = 0;
+	size_t k;
+
+	series__at(s, from, &v);
+	for (k = series__after(s, from); k < s->n && s->p[k].ts <= to; k++)
+		x = s->p[k].v > x ? s->p[k].v : x;
+	return v > x ? v : x;
+}
+
+/* the end of the last usual request before v[a] (else v[a]'s start) */
+static __u64 before_ts(const struct jreq *v, size_t a)
+{
+	size_t i;
+
+	for (i = a; i-- > 0;)
+		if (v[i].typical)
+			return v[i].to;
+	return v[a].from;
+}
+
 /* Mann-Whitney: how sure the slow ones are slower than the usual ones */
 static double sureness(const struct jreq *v, size_t n, size_t a, size_t b)
 {
@@ -520,7 +553,8 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	for (i = a; i <= b; i++) {
 		ns += v[i].slow;
 		/* a context far longer than the usual ones' decodes slower */
-		long_ctx += v[i].slow && v[i].ctx >= 512 && v[i].ctx > 2 * k[c].ctx_max;
+		long_ctx +=
+			v[i].slow && v[i].ctx > 2 * k[c].ctx_max && v[i].ctx > k[c].ctx_max + 64;
 	}
 	/* one slow request with nothing to show for it is chance; a longer
 	 * context is no slowdown of the machine */
@@ -618,7 +652,9 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 					NAN,
 		    .per_token = s.maj_token);
 		series__at(&p->rss[MODEL_RSS_FILE], v[b].to, &rss_file);
-		series__at(&p->rss[MODEL_RSS_ANON], v[a].from, &anon);
+		/* what it held before: its heap, swapped out or not, at the last
+		 * usual request before these */
+		series__at(&p->anon_swap, before_ts(v, a), &anon);
 		if (file) {
 			fsize = file->size;
 			finding__str(f, "model_file", file->name);
@@ -629,9 +665,9 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 		if (file && conf.mmap.v && (double)rss_file < 0.9 * file->size)
 			SAY(f, M_SLOW_FILE_OUT, .file = file->name, .size = file->size,
 			    .resident = file->rss_min, .rss_file = rss_file, .low = rss_file);
-		vm = p->last_sample.kb[MODEL_ST_VMSWAP] << 10;
+		vm = series_max(&p->rss[MODEL_RSS_SWAP], v[a].from, v[b].to);
 		{
-			const struct span sl = { v, n, a, b, true };
+			const struct span sl = { v, n, a, b, true, 0 };
 			struct sum sw = over_ticks(&m->host_ticks, MODEL_H_PSWPIN, &sl);
 			double sw_s = per_s(sw) * m->page_size;
 

@@ -803,7 +803,7 @@ static void say_M_SLOW_SWAPPED(struct words *w, const struct say_M_SLOW_SWAPPED 
 	char a[32], b[32];
 
 	put(w,
-	    " Its anonymous memory was in swap (VmSwap %s at the end) and read back at %s "
+	    " Its anonymous memory was in swap (VmSwap up to %s) and read back at %s "
 	    "a second.",
 	    B(a, x->swap), B(b, x->swapins));
 }
@@ -841,8 +841,8 @@ static void say_M_SLOW_CPU_WAIT(struct words *w, const struct say_M_SLOW_CPU_WAI
 {
 	put(w,
 	    " Its threads waited for a CPU %.0f%% of the time they were ready to run (%.0f%% "
-	    "in the usual requests): other work ran on its %.0f CPUs",
-	    100 * x->share, 100 * x->before, x->cpus);
+	    "in the usual requests): other work ran on its %.0f CPU%s",
+	    100 * x->share, 100 * x->before, x->cpus, x->cpus == 1 ? "" : "s");
 	if (x->running)
 		put(w, " (the host's run queue held %.0f)", x->running);
 	if (x->threads > x->cpus && x->cpus)
@@ -853,12 +853,12 @@ static void say_M_SLOW_CPU_WAIT(struct words *w, const struct say_M_SLOW_CPU_WAI
 static void say_M_SLOW_THROTTLED(struct words *w, const struct say_M_SLOW_THROTTLED *x)
 {
 	put(w,
-	    " Its cgroup %s's CPU quota of %.2f CPUs (%s) throttled it in %.0f%% of its "
+	    " The CPU quota of its cgroup %s, %.2f CPUs (%s), throttled it in %.0f%% of its "
 	    "periods",
 	    x->cgroup, x->quota, x->v2 ? "cpu.max" : "cpu.cfs_quota_us", 100 * x->share);
 	if (isfinite(x->before_quota))
 		put(w, " (%s before)", x->before_quota ? "a quota of more CPUs" : "no quota");
-	if (x->threads > x->quota)
+	if (x->threads >= 2 && x->threads > x->quota)
 		put(w, "; it runs %.0f threads", x->threads);
 	put(w, ".");
 }
@@ -932,14 +932,18 @@ static void say_M_SLOW_TRY_MEMORY(struct words *w, const struct say_M_SLOW_TRY_M
 
 static void say_M_SLOW_TRY_CPU(struct words *w, const struct say_M_SLOW_TRY_CPU *x)
 {
-	if (x->throttled)
-		put(w, " What to try: a quota of at least %.0f CPUs (one a thread), or -t %.0f.",
-		    x->threads, x->quota >= 1 ? floor(x->quota) : 1);
-	else
+	if (x->throttled) {
+		put(w, " What to try: a quota of at least %.0f CPU%s, one for each of its threads",
+		    x->threads, x->threads == 1 ? "" : "s");
+		if (x->quota >= 1 && x->threads > floor(x->quota))
+			put(w, ", or -t %.0f to fit the quota it has", floor(x->quota));
+		put(w, ".");
+	} else {
 		put(w,
-		    " What to try: CPUs of its own (a cpuset, taskset) for its %.0f threads, or "
+		    " What to try: CPUs of its own (a cpuset, taskset) for its %.0f thread%s, or "
 		    "fewer threads (-t).",
-		    x->threads);
+		    x->threads, x->threads == 1 ? "" : "s");
+	}
 }
 
 static void say_M_SLOW_TRY_GRAPHS(struct words *w, const struct say_M_SLOW_TRY_GRAPHS *x)

@@ -433,7 +433,7 @@ struct model_proc {
 	/* what it waited on, each interval (model_waits.c); flags: what was read */
 	struct model_ticks waits;
 	__u32 waits_flags;
-	char cpu_cgroup[MODEL_PATH_LEN]; /* the cgroup whose quota binds it; "" none */
+	char cpu_cgroup[MODEL_PATH_LEN]; /* the last cgroup whose quota bound it; "" none */
 	/* major faults by class (read from the disk or swap), where the kernel
 	 * classes faults (its fexit): totals and over time */
 	__u64 faults_major[MODEL_FAULT_NR];

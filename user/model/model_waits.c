@@ -112,8 +112,10 @@ void model_waits__proc(struct model_proc *p, const struct gmt_proc_stat *e)
 	x->v[MODEL_W_REFAULT_FILE] = e->refault_file;
 	x->v[MODEL_W_REFAULT_ANON] = e->refault_anon;
 	p->waits_flags = e->flags;
-	fmt_clean(p->cpu_cgroup, sizeof(p->cpu_cgroup), e->cpu_cgroup,
-		  strnlen(e->cpu_cgroup, sizeof(e->cpu_cgroup)));
+	/* the last cgroup whose quota bound it: a quota lifted says who had it */
+	if (e->cpu_cgroup[0])
+		fmt_clean(p->cpu_cgroup, sizeof(p->cpu_cgroup), e->cpu_cgroup,
+			  strnlen(e->cpu_cgroup, sizeof(e->cpu_cgroup)));
 }
 
 void model_waits__host(struct model *m, const struct gmt_host_stat *e)

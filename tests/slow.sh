@@ -213,13 +213,18 @@ CPU_MODEL="--embd 512 --ff 1536 --layers 4"
 
 # A CPU quota of a fifth of a CPU put on the server mid-run (its cgroup's
 # cpu.cfs_quota_us or cpu.max), then lifted: the slow requests named, the
-# cause the quota, with the share of periods throttled that cpu.stat counted
+# cause the quota, with the share of periods throttled that cpu.stat
+# counted. Recorded: the replay's report is the live one, its HTML page
+# marks the slow requests and the slowdown on its time axis; and while it
+# runs, the plain line and the Prometheus text say it
 test_slow_cpu_quota() {
 	need_llama_server || return 1
-	local f c0 c1 share
+	need_chromium
+	local f c0 c1 share i
 	cpu_cgroup gmt-cpu-$$ || return 1
 	TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || { rmdir "$CPU_DIR"; return 1; }
-	start_tracer --json -p "$SERVER_PID" || { rmdir "$CPU_DIR"; return 1; }
+	start_tracer record -o "$T/q.gmt" --json --no-tui --metrics-file "$T/m.prom" -p "$SERVER_PID" ||
+		{ rmdir "$CPU_DIR"; return 1; }
 	phase before --requests 6 --words 20 || { rmdir "$CPU_DIR"; return 1; }
 	cpu_quota 20 && echo "$SERVER_PID" >"$CPU_DIR/cgroup.procs" || { rmdir "$CPU_DIR"; return 1; }
 	read -r -a c0 <<<"$(throttled)"
@@ -227,6 +232,12 @@ test_slow_cpu_quota() {
 	read -r -a c1 <<<"$(throttled)"
 	echo "$SERVER_PID" >"${CPU_DIR%/*}/cgroup.procs"
 	phase after --requests 4 --words 22
+	# the metrics say it while the server runs (rewritten each interval)
+	for ((i = 0; i < 100; i++)); do
+		cp "$T/m.prom" "$T/m.seen" 2>/dev/null
+		grep -q 'gpumemtrace_slow_requests{.*cause="cpu"} 4' "$T/m.seen" && break
+		read -r -t 0.1 <> <(:) || true
+	done
 	stop_server
 	wait_tracer
 	rmdir "$CPU_DIR"
@@ -241,7 +252,18 @@ test_slow_cpu_quota() {
 	echo "# cpu.stat over the slow phase: $((c1[1] - c0[1])) of $((c1[0] - c0[0])) periods throttled; the tool: $(num "$f" throttled_share) in its requests' decoding, a quota of $(num "$f" cpu_quota) CPUs"
 	expect 'awk -v t="$(num "$f" throttled_share)" -v s="$share" "BEGIN { exit !(t >= s - 0.15 && t <= s + 0.15) }" &&
 		[ "$(num "$f" cpu_quota)" = 0.2 ]' \
-		"the quota and the share throttled as cpu.stat counted: $(num "$f" throttled_share), $(num "$f" cpu_quota) CPUs against $share"
+		"the quota and the share throttled as cpu.stat counted: $(num "$f" throttled_share), $(num "$f" cpu_quota) CPUs against $share" ||
+		return 1
+	expect 'grep -q "slowdown decode_rate" "$T/gmt.err" && grep -q "gpumemtrace_slow_requests{.*cause=\"cpu\"} 4" "$T/m.seen"' \
+		"said while it ran: $(grep -m1 slowdown "$T/gmt.err"); $(grep slow_requests "$T/m.seen")" || return 1
+	"$GMT" replay --json "$T/q.gmt" >"$T/r.json" || return 1
+	expect 'cmp -s "$T/gmt.out" "$T/r.json"' "the replay's report is the live one: $(diff "$T/gmt.out" "$T/r.json" | head -5)" ||
+		return 1
+	"$GMT" replay -q --html "$T/q.html" "$T/q.gmt" || return 1
+	html_open "$T/q.html" || return 1
+	expect '[ "$(grep -o "data-slow=\"cpu\"" "$T/dom.html" | wc -l)" -ge 8 ] &&
+		grep -q "data-kind=\"slowdown\"" "$T/dom.html"' \
+		"the page marks the slow requests (bars and rows) and the slowdown: $(grep -o "data-slow=\"[a-z]*\"" "$T/dom.html" | sort | uniq -c)"
 }
 
 # Two busy loops pinned to the one CPU the server may use, mid-run: the

@@ -20,6 +20,7 @@ static const struct {
 	{ "unit_slow_no_cause_said", test_slow_no_cause_said },
 	{ "unit_slow_controls", test_slow_controls },
 	{ "unit_slow_without_counters", test_slow_without_counters },
+	{ "unit_slow_in_the_view_and_the_metrics", test_slow_in_the_view_and_the_metrics },
 	{ "unit_tracefile_roundtrip", test_tracefile_roundtrip },
 	{ "unit_tracedir_rotates", test_tracedir_rotates },
 	{ "unit_tracefile_truncated_everywhere", test_tracefile_truncated_everywhere },

@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "analysis/findings.h"
 #include "analysis/words.h"
+#include "report/report.h"
 
 #define PID 100
 
@@ -384,6 +385,54 @@ void test_slow_without_counters(void)
 		ASSERT_STR(f->strs[0], "none", "no cause");
 		ASSERT_TRUE(!has_num(f, "major_faults"), "no fault count claimed");
 	}
+	findings__free(fs);
+	model__free(m);
+}
+
+/* the live view shows it as it happens (a verdict line, the slow requests
+ * marked with their cause); the Prometheus text counts them by cause; the
+ * JSON report marks each slow request */
+void test_slow_in_the_view_and_the_metrics(void)
+{
+	struct model *m = run_of(episode, EPISODE, SC_FAULTS, true);
+	struct top_line *l = calloc(256, sizeof(*l));
+	struct top_state st = { .refresh_s = 1 };
+	struct findings *fs = findings__build(m);
+	char *text = NULL;
+	size_t n, len = 0;
+	FILE *f;
+
+	m->target_pid = PID;
+	st.now = m->last_ts;
+	st.baseline_ts = m->start_ts;
+	n = l ? top__layout(m, fs, &st, 60, 160, l, 256) : 0;
+	ASSERT_TRUE(screen_has(l, n, "SLOW") && screen_has(l, n, "20.0x slower"),
+		    "the verdict's line");
+	ASSERT_TRUE(screen_has(l, n, "slow 20.0x: memory") || screen_has(l, n, "slow 19.") ||
+			    screen_has(l, n, "slow 20."),
+		    "a slow request marked");
+	f = open_memstream(&text, &len);
+	if (ASSERT_TRUE(f != NULL, "memstream")) {
+		report__prometheus(f, m, fs);
+		fclose(f);
+		ASSERT_TRUE(strstr(text, "gpumemtrace_slow_requests{") &&
+				    strstr(text, "cause=\"memory\"} 6"),
+			    "six slow requests by cause");
+		ASSERT_TRUE(strstr(text, "gpumemtrace_major_faults_total{") != NULL,
+			    "the major faults counter");
+		ASSERT_TRUE(strstr(text, "verdict=\"slowdown\"") != NULL, "the verdict gauge");
+		free(text);
+	}
+	text = NULL;
+	f = open_memstream(&text, &len);
+	if (ASSERT_TRUE(f != NULL, "memstream")) {
+		write_report(f, m, true);
+		fclose(f);
+		ASSERT_TRUE(strstr(text, "\"times_slower\"") != NULL,
+			    "a request marked slow in the JSON");
+		free(text);
+	}
+	free(l);
 	findings__free(fs);
 	model__free(m);
 }

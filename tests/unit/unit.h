@@ -75,6 +75,7 @@ void test_slow_gpu_clocks(void);
 void test_slow_no_cause_said(void);
 void test_slow_controls(void);
 void test_slow_without_counters(void);
+void test_slow_in_the_view_and_the_metrics(void);
 
 /* stream.c */
 void test_tracefile_roundtrip(void);

@@ -18,6 +18,7 @@ static void print_proc(FILE *out, const struct model *m, const struct model_proc
 	print_traced(out, p);
 	print_llama_server(out, p);
 	print_host(out, m, p, o);
+	print_waits(out, p);
 	print_gpu(out, m, p);
 	print_drm(out, p);
 	print_exit(out, m, p);

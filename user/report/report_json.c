@@ -27,6 +27,7 @@ static struct json_object *proc_json(const struct model *m, const struct model_p
 	traced_json(o, m, p);
 	exit_json(o, m, p);
 	host_json(o, m, p, opts);
+	add(o, "waits", waits_json(p));
 	add(o, "gpu", gpu_json(m, p));
 	add(o, "drm_fdinfo", drm_json(p));
 	add(o, "tls_connections", u64(p->tls_conns));

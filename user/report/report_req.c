@@ -130,6 +130,11 @@ struct json_object *llama_server_json(const struct model_proc *p)
 	add(o, "ctx_size_from", str(llama_conf__from(&c.ctx, "LLAMA_ARG_CTX_SIZE")));
 	add(o, "fit", json_object_new_boolean(c.fit.v));
 	add(o, "cuda_graphs_disabled", json_object_new_boolean(c.cuda_graphs_off));
+	/* and what decides how fast it goes: -1 where llama.cpp chooses */
+	add(o, "threads", i64(c.threads.v));
+	add(o, "gpu_layers", i64(c.gpu_layers.v));
+	add(o, "mmap", json_object_new_boolean(c.mmap.v));
+	add(o, "mlock", json_object_new_boolean(c.mlock.v));
 	return o;
 }
 
@@ -158,6 +163,14 @@ void print_llama_server(FILE *out, const struct model_proc *p)
 		llama_conf__from(&c.ctx, "LLAMA_ARG_CTX_SIZE"), c.fit.v ? "on" : "off",
 		llama_conf__from(&c.fit, "LLAMA_ARG_FIT"),
 		c.cuda_graphs_off ? ", CUDA graphs off (GGML_CUDA_DISABLE_GRAPHS)" : "");
+	if (c.threads.v > 0 || c.gpu_layers.v >= 0 || !c.mmap.v || c.mlock.v) {
+		fprintf(out, "  started with");
+		if (c.threads.v > 0)
+			fprintf(out, " -t %ld", c.threads.v);
+		if (c.gpu_layers.v >= 0)
+			fprintf(out, " -ngl %ld", c.gpu_layers.v);
+		fprintf(out, "%s%s\n", c.mmap.v ? "" : " --no-mmap", c.mlock.v ? " --mlock" : "");
+	}
 }
 
 static void print_llama(FILE *out, const struct model_proc *p)

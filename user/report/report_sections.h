@@ -45,6 +45,10 @@ struct json_object *mem_limit_json(const struct model_proc *p);
 void print_container(FILE *out, const struct model_proc *p);
 struct json_object *container_json(const struct model_proc *p);
 
+/* what it waited on, and the files it maps, report_waits.c (NULL: no readings) */
+void print_waits(FILE *out, const struct model_proc *p);
+struct json_object *waits_json(const struct model_proc *p);
+
 /* GPU APIs, report_gpu.c */
 void print_gpu_devices(FILE *out, const struct model *m);
 struct json_object *gpu_devices_json(const struct model *m);

@@ -852,7 +852,7 @@ struct gmt_host_stat {
 	__u64 pswpin, pswpout, pgmajfault; /* /proc/vmstat: pages */
 	__u64 refault_file, refault_anon;  /* /proc/vmstat workingset_refault_* */
 	__u64 psi_mem_some_us, psi_mem_full_us, psi_cpu_some_us, psi_io_some_us, psi_io_full_us;
-	__u32 procs_running; /* /proc/stat: runnable now, the host's */
+	__u32 procs_running; /* /proc/loadavg: runnable now, the host's (less the reader) */
 	__u32 cpus_online;
 	__u32 flags; /* GMT_HSTAT_* */
 	__u32 pad;

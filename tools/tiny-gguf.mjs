@@ -13,7 +13,7 @@
 // Qwen3-VL-style pair (M-RoPE; the qwen3vl_merger projector; report 1). Names and shapes: src/models/*.cpp,
 // src/llama-arch.cpp, tools/mtmd/clip.cpp and clip-impl.h.
 //   node tools/tiny-gguf.mjs OUT.gguf [--arch llama|mamba2|qwen35|gemma3|gemma3-mmproj] [--embd 256] [--layers 2]
-//        [--ff 512] [--ctx 512] [--state 16] [--seed 1] [--ascii]
+//        [--ff 512] [--ctx 512] [--state 16] [--seed 1] [--ascii] [--repeat N]
 import { writeFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
@@ -26,7 +26,7 @@ const ai = args.indexOf("--arch");
 const arch = ai >= 0 ? args[ai + 1] : "llama";
 const arches = ["llama", "mamba2", "qwen35", "gemma3", "gemma3-mmproj", "qwen3vl", "qwen3vl-mmproj"];
 if (!out || !arches.includes(arch)) {
-	console.error(`usage: tiny-gguf.mjs OUT.gguf [--arch ${arches.join("|")}] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N] [--ascii]`);
+	console.error(`usage: tiny-gguf.mjs OUT.gguf [--arch ${arches.join("|")}] [--embd N] [--layers N] [--ff N] [--ctx N] [--state N] [--vembd N] [--seed N] [--ascii] [--repeat N]`);
 	process.exit(2);
 }
 const nEmbd = opt("embd", 256), nLayer = opt("layers", 2), nFf = opt("ff", 512);
@@ -281,6 +281,11 @@ const rand = () => {
 	seed ^= seed << 5; seed >>>= 0;
 	return seed / 4294967296 - 0.5;
 };
+// --repeat N: the same N random values over and over, so that a large
+// model compresses to almost nothing (to carry it to another machine)
+const repeat = opt("repeat", 0);
+const table = Array.from({ length: repeat }, rand);
+const next = repeat ? (i) => table[i % repeat] : () => rand();
 const data = Buffer.alloc(off);
 off = 0;
 for (const [name, dims] of tensors) {
@@ -289,7 +294,7 @@ for (const [name, dims] of tensors) {
 		// norms 1; a state that decays (A < 0), skips through (D = 1)
 		data.writeFloatLE(name.endsWith("norm.weight") || name.endsWith("ssm_d") ||
 			/ln[12]?\.weight$|post_ln\.weight$/.test(name) ? 1 :
-			name.endsWith("ssm_a") ? -1 - rand() : rand() * 0.1, off + i * 4);
+			name.endsWith("ssm_a") ? -1 - next(i) : next(i) * 0.1, off + i * 4);
 	off = align(off + n * 4);
 }
 writeFileSync(out, Buffer.concat([head, data]));

@@ -245,19 +245,10 @@ static __u64 stat_value(const char *text, const char *key)
 static bool read_text(const char *dir, const char *name, char *buf, size_t size)
 {
 	char path[600];
-	FILE *f;
-	size_t n;
 
 	buf[0] = 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return false;
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return n > 0;
+	return snprintf(path, sizeof(path), "%s/%s", dir, name) < (int)sizeof(path) &&
+	       procfs__read_file(path, buf, size);
 }
 
 /* the quota of the cgroup at dir, as CPUs times period: false for none */

@@ -40,6 +40,20 @@ void procfs__read(__u32 pid, const char *name, char *buf, size_t size)
 			buf[i] = ' ';
 }
 
+bool procfs__read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	buf[0] = 0;
+	if (!f)
+		return false;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n > 0;
+}
+
 __u64 procfs__start_ns(__u32 pid)
 {
 	struct timespec boot, mono;

@@ -10,6 +10,9 @@
 /* /proc/PID/NAME as one string, NULs between arguments turned into spaces;
  * empty when it cannot be read */
 void procfs__read(__u32 pid, const char *name, char *buf, size_t size);
+/* a file the kernel writes (/proc, /sys, a cgroup's) as one string; false
+ * when it cannot be read or is empty */
+bool procfs__read_file(const char *path, char *buf, size_t size);
 /* when pid started (/proc/PID/stat's starttime, to the clock tick), on
  * CLOCK_MONOTONIC as the events are; 0 when it cannot be read */
 __u64 procfs__start_ns(__u32 pid);

@@ -272,13 +272,13 @@ test_slow_cpu_quota() {
 test_slow_cpu_neighbour() {
 	need_llama_server || return 1
 	local f d0 d1 share hogs=()
-	SERVER_WRAP="taskset -c 1" TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || return 1
+	SERVER_WRAP="taskset 2" TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
 	phase before --requests 6 --words 20 || return 1
 	read -r -a d0 <<<"$(run_delay "$SERVER_PID")"
-	taskset -c 1 sh -c 'while :; do :; done' &
+	taskset 2 sh -c 'while :; do :; done' &
 	hogs+=($!)
-	taskset -c 1 sh -c 'while :; do :; done' &
+	taskset 2 sh -c 'while :; do :; done' &
 	hogs+=($!)
 	phase during --requests 4 --words 21
 	read -r -a d1 <<<"$(run_delay "$SERVER_PID")"

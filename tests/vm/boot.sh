@@ -13,6 +13,11 @@
 # in it; links followed), e.g. a program with its libraries and a model.
 # BOOT_TIMEOUT: seconds a boot may take (default 110: twice that fits a
 # test's 240, for the boot again below).
+# DISK=IMAGE: a raw disk image attached as a virtio drive, /dev/vda in the
+# guest (MODULES=virtio_blk), e.g. files the page cache can evict, which
+# the initramfs's cannot be (x86 only).
+# CPU=MODEL: QEMU's -cpu (x86 only; default QEMU's qemu64), e.g. max for
+# the AVX2 and FMA that an x86-64 llama.cpp build needs.
 set -Eeu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$1 script=$2
@@ -77,8 +82,11 @@ boot() {
 			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 			-append "console=ttyAMA0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
 	else
+		local more=()
+		[ -z "${CPU:-}" ] || more+=(-cpu "$CPU")
+		[ -z "${DISK:-}" ] || more+=(-drive "file=$DISK,format=raw,if=virtio")
 		timeout "${BOOT_TIMEOUT:-110}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
-			-vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
+			"${more[@]}" -vga std -global VGA.vgamem_mb="${VGA_MB:-16}" \
 			-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 			-append "console=ttyS0 quiet panic=-1" </dev/null >"$tmp/console" 2>&1 || rc=$?
 	fi

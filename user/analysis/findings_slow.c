@@ -540,6 +540,7 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	struct finding *f;
 	struct llama_conf conf;
 	double slot, rate, base, spread, after = NAN, before_p, during_p, need = 0;
+	double try_cpus = 0, try_threads = 0, try_quota = 0;
 	size_t i, ns = 0, na = 0, back = 0, long_ctx = 0;
 	__u64 lim, was = 0, changed = 0, next_ts = 0, next_to = 0, fsize = 0;
 	__s64 rss_file = 0, anon = 0, vm = 0;
@@ -734,8 +735,9 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 			SAY(f, M_SLOW_CPU_WAIT, .share = s.delay, .before = s.delay_before,
 			    .cpus = cpus, .running = running, .threads = threads);
 		}
-		SAY(f, M_SLOW_TRY_CPU, .throttled = s.cpu_throttled, .cpus = cpus,
-		    .threads = threads, .quota = quota / 1000.0);
+		try_cpus = cpus;
+		try_threads = threads;
+		try_quota = quota / 1000.0;
 	}
 	if (s.evictions) {
 		finding__num(f, "evicted_bytes", s.evicted);
@@ -762,10 +764,14 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	if (!any)
 		SAY(f, M_SLOW_NO_CAUSE, .faults = isfinite(s.maj), .waits = isfinite(s.delay),
 		    .gpu = p->gpu != NULL);
+	/* what to try, for the strongest cause */
 	if (s.memory)
 		SAY(f, M_SLOW_TRY_MEMORY, .mmap = conf.mmap.v && file, .mlock = conf.mlock.v,
 		    .need = need);
-	if (s.graphs_again && !s.memory && !s.cpu)
+	else if (s.cpu)
+		SAY(f, M_SLOW_TRY_CPU, .throttled = s.cpu_throttled, .cpus = try_cpus,
+		    .threads = try_threads, .quota = try_quota);
+	else if (s.graphs_again)
 		SAY(f, M_SLOW_TRY_GRAPHS);
 	/* the evidence: rates, then what was counted */
 	EVIDENCE(f, E_SLOW_RATES, .before = base, .during = rate, .after = after,

@@ -365,6 +365,19 @@ void test_slow_controls(void)
 	ASSERT_EQ(n, 0, "a longer context");
 	findings__free(fs);
 	model__free(m);
+	/* the same with one usual request of a context half as long: still
+	 * too few to compare them with (tests/slow.sh's mixed prompts) */
+	m = model_of_run(2);
+	for (t = 3, i = 0; i < 10; i++)
+		t = request(m, t, 10 + i, 100, 32, 50, 0);
+	t = request(m, t, 20, 70, 32, 360, 0);
+	for (i = 0; i < 4; i++)
+		t = request(m, t, 30 + i, 35, 32, 600, 0);
+	fs = findings__build(m);
+	slowdown(fs, &n);
+	ASSERT_EQ(n, 0, "a longer context, one usual request near it");
+	findings__free(fs);
+	model__free(m);
 }
 
 /* a recording of before these counters: the rates alone, no cause said

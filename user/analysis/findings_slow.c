@@ -35,12 +35,14 @@ struct jreq {
 	__u64 ctx, tokens;  /* prompt tokens (cached ones too) and generated */
 	double expected;    /* its baseline's rate (0: none) */
 	bool typical, slow;
+	/* too few usual requests of a context as long, half as long at least:
+	 * a longer context decodes slower, so it is not compared */
+	bool longer;
 };
 
 struct klass {
 	double baseline, spread;
 	size_t n, typical;
-	__u64 ctx_max; /* the longest context of its usual requests */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -128,8 +130,6 @@ static void baselines(struct jreq *v, size_t n, struct klass *k)
 			if (v[i].cls == (int)c && v[i].rate >= TYPICAL_RATIO * ref) {
 				v[i].typical = true;
 				x[m++] = v[i].rate;
-				if (v[i].ctx > k[c].ctx_max)
-					k[c].ctx_max = v[i].ctx;
 			}
 		k[c].typical = m;
 		if (m < MIN_TYPICAL)
@@ -140,6 +140,17 @@ static void baselines(struct jreq *v, size_t n, struct klass *k)
 		k[c].spread = 1.4826 * median(x, m);
 	}
 	free(x);
+}
+
+/* whether enough usual requests of its class had a context at least half
+ * as long as v[i]'s: those decode no faster for their context */
+static bool comparable(const struct jreq *v, size_t n, size_t i)
+{
+	size_t k, m = 0;
+
+	for (k = 0; k < n && m < MIN_TYPICAL; k++)
+		m += v[k].typical && v[k].cls == v[i].cls && 2 * v[k].ctx >= v[i].ctx;
+	return m >= MIN_TYPICAL;
 }
 
 /* what a request of class c should reach at least: its class's baseline,
@@ -541,7 +552,7 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	struct llama_conf conf;
 	double slot, rate, base, spread, after = NAN, before_p, during_p, need = 0;
 	double try_cpus = 0, try_threads = 0, try_quota = 0;
-	size_t i, ns = 0, na = 0, back = 0, long_ctx = 0;
+	size_t i, ns = 0, na = 0, back = 0, longer = 0;
 	__u64 lim, was = 0, changed = 0, next_ts = 0, next_to = 0, fsize = 0;
 	__s64 rss_file = 0, anon = 0, vm = 0;
 	const struct model_file *file = model__data_file(p);
@@ -553,13 +564,10 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	any = s.memory || s.cpu || s.graphs_again || s.evictions || s.clocks || s.context;
 	for (i = a; i <= b; i++) {
 		ns += v[i].slow;
-		/* a context far longer than the usual ones' decodes slower */
-		long_ctx +=
-			v[i].slow && v[i].ctx > 2 * k[c].ctx_max && v[i].ctx > k[c].ctx_max + 64;
+		/* a context longer than the usual ones' decodes slower */
+		longer += v[i].slow && v[i].longer;
 	}
-	/* one slow request with nothing to show for it is chance; a longer
-	 * context is no slowdown of the machine */
-	if ((ns < 2 || long_ctx == ns) && !any)
+	if (!any && ns - longer < 2)
 		return;
 	f = findings__add(fs, F_SLOWDOWN, p->pid);
 	if (!f)
@@ -822,6 +830,7 @@ void findings__slowdowns(const struct model *m, const struct model_proc *p, stru
 	baselines(v, n, k);
 	for (i = 0; i < n; i++) {
 		v[i].expected = expected_of(k, v[i].cls, &spread);
+		v[i].longer = !comparable(v, n, i);
 		v[i].slow = v[i].expected > 0 && v[i].rate < SLOW_RATIO * v[i].expected &&
 			    (!spread || v[i].rate < v[i].expected - 4 * spread);
 	}

@@ -17,6 +17,7 @@ static const struct {
 	{ "unit_slow_reads_without_major_faults", test_slow_reads_without_major_faults },
 	{ "unit_slow_cpu_throttled_and_neighbour", test_slow_cpu_throttled_and_neighbour },
 	{ "unit_slow_gpu_clocks", test_slow_gpu_clocks },
+	{ "unit_slow_prompt_state_copies", test_slow_prompt_state_copies },
 	{ "unit_slow_no_cause_said", test_slow_no_cause_said },
 	{ "unit_slow_controls", test_slow_controls },
 	{ "unit_slow_without_counters", test_slow_without_counters },

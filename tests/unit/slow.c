@@ -46,12 +46,12 @@ static void mem_limit(struct model *m, double t, __u64 limit)
 }
 
 /* a request at t that generated n tokens at rate tokens a second, with a
- * prompt of prompt tokens (cached ones besides) */
-static double request(struct model *m, double t, __u64 conn, double rate, __u32 n, __u32 prompt,
-		      __u32 cached)
+ * prompt of prompt tokens (cached ones besides) evaluated in prompt_s */
+static double request_p(struct model *m, double t, __u64 conn, double rate, __u32 n, __u32 prompt,
+			__u32 cached, double prompt_s)
 {
 	struct gmt_timings e;
-	double dur = n / rate + 0.01;
+	double dur = n / rate + prompt_s;
 
 	http_event(m, t, conn, GMT_HTTP_REQUEST, "/completion", 0, 0);
 	http_event(m, t + dur, conn, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
@@ -59,7 +59,7 @@ static double request(struct model *m, double t, __u64 conn, double rate, __u32 
 	e.conn = conn;
 	e.prompt_n = prompt;
 	e.cache_n = cached;
-	e.prompt_us = 10000;
+	e.prompt_us = prompt_s * 1e6;
 	e.predicted_n = n;
 	e.predicted_us = (n - 1) / rate * 1e6; /* the server's steps after the first token */
 	e.have = GMT_TM_PROMPT_N | GMT_TM_PREDICTED_N | GMT_TM_CACHE_N | GMT_TM_PROMPT_MS |
@@ -67,6 +67,23 @@ static double request(struct model *m, double t, __u64 conn, double rate, __u32 
 	model__add(m, &e.hdr);
 	http_event(m, t + dur + 0.001, conn, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
 	return t + dur + 0.05;
+}
+
+static double request(struct model *m, double t, __u64 conn, double rate, __u32 n, __u32 prompt,
+		      __u32 cached)
+{
+	return request_p(m, t, conn, rate, n, prompt, cached, 0.01);
+}
+
+/* llama.cpp copied a sequence's state in (a cached prompt loaded) */
+static void state_load(struct model *m, double t, __u64 bytes)
+{
+	struct gmt_llama_state e;
+
+	event__init(&e.hdr, GMT_EV_LLAMA_STATE, sizeof(e), T(t), PID);
+	e.size = bytes;
+	e.kind = GMT_DEC_STATE_LOAD;
+	model__add(m, &e.hdr);
 }
 
 /* a run of requests at rates[i], with the counters' intervals between; in
@@ -138,12 +155,15 @@ static struct model *run_of(const double *rates, size_t n, enum slow_cause cause
 static const struct finding *slowdown(const struct findings *fs, size_t *count)
 {
 	const struct finding *f = NULL;
+	char said[1600];
 	size_t i;
 
 	*count = 0;
 	for (i = 0; i < fs->n; i++)
 		if (fs->v[i].kind == F_SLOWDOWN && !(*count)++)
 			f = &fs->v[i];
+	if (f)
+		printf("# %s: %s\n", f->where, words__message(f, said, sizeof(said)));
 	return f;
 }
 
@@ -302,6 +322,42 @@ void test_slow_no_cause_said(void)
 		ASSERT_TRUE(says(f, M_SLOW_NO_CAUSE) && !says(f, M_SLOW_READ_BACK) &&
 				    !says(f, M_SLOW_CPU_WAIT),
 			    "said as none seen");
+	}
+	findings__free(fs);
+	model__free(m);
+}
+
+/* prompts slow while the server copies large states in (its prompt
+ * cache's loads), the decode as usual: a prompt-rate slowdown, its cause
+ * the state copies; prompts of other lengths are not compared */
+void test_slow_prompt_state_copies(void)
+{
+	struct model *m = model_of_run(2);
+	struct findings *fs;
+	const struct finding *f;
+	double t = 3;
+	size_t i, n;
+
+	for (i = 0; i < 16; i++) {
+		bool slow = i >= 8 && i < 12;
+
+		if (slow)
+			state_load(m, t + 0.05, 200ull << 20);
+		t = request_p(m, t, 10 + i, 100, 32, 256, 0, slow ? 0.5 : 0.05);
+	}
+	/* a short prompt is slower a token: not compared with the long ones */
+	for (i = 0; i < 4; i++)
+		t = request_p(m, t, 30 + i, 100, 32, 40, 0, 0.02);
+	fs = findings__build(m);
+	f = slowdown(fs, &n);
+	if (ASSERT_EQ(n, 1, "one slowdown") && f) {
+		ASSERT_STR(f->category, "prompt_rate", "of the prompts");
+		ASSERT_STR(f->strs[0], "prompt_cache", "the cause");
+		ASSERT_EQ(num_of(f, "first_request"), 9, "from request 9");
+		ASSERT_EQ(num_of(f, "last_request"), 12, "to request 12");
+		ASSERT_TRUE(says(f, M_SLOW_STATE_COPIES), "the copies said");
+		ASSERT_TRUE(findings__slow(fs, PID, 9) && findings__slow(fs, PID, 9)->prompt,
+			    "marked as a prompt's");
 	}
 	findings__free(fs);
 	model__free(m);

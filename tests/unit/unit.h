@@ -72,6 +72,7 @@ void test_slow_major_faults_under_a_limit(void);
 void test_slow_reads_without_major_faults(void);
 void test_slow_cpu_throttled_and_neighbour(void);
 void test_slow_gpu_clocks(void);
+void test_slow_prompt_state_copies(void);
 void test_slow_no_cause_said(void);
 void test_slow_controls(void);
 void test_slow_without_counters(void);

@@ -487,20 +487,26 @@ struct findings *findings__build(const struct model *m)
 		process_findings(m, m->procs[i], fs);
 	if (fs->n)
 		qsort(fs->v, fs->n, sizeof(*fs->v), by_kind);
-	if (fs->nr_slow)
-		qsort(fs->slow, fs->nr_slow, sizeof(*fs->slow), by_request);
+	findings__sort_slow(fs);
 	return fs;
 }
 
-void findings__mark_slow(struct findings *fs, __u32 pid, __u64 nth, double ratio, const char *cause)
+void findings__mark_slow(struct findings *fs, __u32 pid, __u64 nth, double ratio, const char *cause,
+			 bool prompt)
 {
 	struct slow_req *r;
 
 	if (model__grow((void **)&fs->slow, &fs->slow_cap, fs->nr_slow, sizeof(*fs->slow)))
 		return;
 	r = &fs->slow[fs->nr_slow++];
-	*r = (struct slow_req){ .pid = pid, .nth = nth, .ratio = ratio };
+	*r = (struct slow_req){ .pid = pid, .nth = nth, .ratio = ratio, .prompt = prompt };
 	snprintf(r->cause, sizeof(r->cause), "%s", cause ? cause : "none");
+}
+
+void findings__sort_slow(struct findings *fs)
+{
+	if (fs->nr_slow)
+		qsort(fs->slow, fs->nr_slow, sizeof(*fs->slow), by_request);
 }
 
 const struct slow_req *findings__slow(const struct findings *fs, __u32 pid, __u64 nth)

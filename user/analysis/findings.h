@@ -88,6 +88,7 @@ struct slow_req {
 	__u64 nth;
 	double ratio;	/* its baseline's rate over its own */
 	char cause[16]; /* the finding's "cause" */
+	bool prompt;	/* its prompt was slow, not its decode */
 };
 
 struct findings {
@@ -168,7 +169,10 @@ bool crash__fault(int sig, int code);
 void findings__evictions(const struct model *m, const struct model_proc *p, struct findings *f);
 /* requests slower than p's own, and why (findings_slow.c) */
 void findings__slowdowns(const struct model *m, const struct model_proc *p, struct findings *f);
-void findings__mark_slow(struct findings *f, __u32 pid, __u64 nth, double ratio, const char *cause);
+void findings__mark_slow(struct findings *f, __u32 pid, __u64 nth, double ratio, const char *cause,
+			 bool prompt);
+/* the marks in order, for findings__slow (findings__build does it last) */
+void findings__sort_slow(struct findings *f);
 /* the slowdown that names request nth of pid; NULL none */
 const struct slow_req *findings__slow(const struct findings *f, __u32 pid, __u64 nth);
 

@@ -33,7 +33,11 @@ struct jreq {
 	double conc;	    /* other requests decoding beside it, on average */
 	int cls;	    /* 1 + conc rounded, at most CLASSES */
 	__u64 ctx, tokens;  /* prompt tokens (cached ones too) and generated */
+	__u64 prompt;	    /* prompt tokens evaluated */
+	double ctx_tokens;  /* ctx + tokens: what a context-full test counts */
 	double expected;    /* its baseline's rate (0: none) */
+	double spread;	    /* a prompt's: its like prompts' spread */
+	size_t n_like;	    /* a prompt's: its like prompts' usual ones */
 	bool typical, slow;
 	/* too few usual requests of a context as long, half as long at least:
 	 * a longer context decodes slower, so it is not compared */
@@ -67,8 +71,30 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* the requests with a decode rate, their windows and concurrency */
-static size_t collect(const struct model_proc *p, struct jreq *v)
+/* what is judged: each request's decode, or its prompt (where its decode
+ * was not slow: a prompt slowed with its decode is the same slowdown) */
+enum slow_mode { SLOW_DECODE, SLOW_PROMPT };
+#define MIN_PROMPT 32 /* a prompt rate needs this many tokens evaluated */
+
+/* when its prompt was evaluated: before its decode, by the server's time */
+static bool prompt_window(const struct model_request *r, __u64 decode_from, __u64 *from, __u64 *to)
+{
+	__u64 us = 0;
+	__u32 i;
+
+	for (i = 0; i < r->srv.nr; i++)
+		if (r->srv.task[i].prompt_us > us)
+			us = r->srv.task[i].prompt_us;
+	if (!us || decode_from < us * 1000 || decode_from - us * 1000 < r->start_ts)
+		return false;
+	*from = decode_from - us * 1000;
+	*to = decode_from;
+	return true;
+}
+
+/* the requests with a rate of that mode, their windows and concurrency */
+static size_t collect(const struct model_proc *p, const struct findings *fs, enum slow_mode mode,
+		      struct jreq *v)
 {
 	size_t i, n = 0;
 
@@ -81,11 +107,22 @@ static size_t collect(const struct model_proc *p, struct jreq *v)
 		if (r->nth <= 1 || !model_req__decode_window(r, &j.from, &j.to))
 			continue;
 		j.tokens = model_req__generated(r);
-		j.rate = model_req__tokens_per_s(r);
-		if (j.tokens < MIN_TOKENS || !(j.rate > 0))
-			continue;
+		j.prompt = model_req__prompt_tokens(r);
+		j.ctx = j.prompt + (cached > 0 ? cached : 0);
+		j.ctx_tokens = j.ctx + j.tokens;
 		j.prate = model_req__prompt_per_s(r);
-		j.ctx = model_req__prompt_tokens(r) + (cached > 0 ? cached : 0);
+		if (mode == SLOW_DECODE) {
+			j.rate = model_req__tokens_per_s(r);
+			if (j.tokens < MIN_TOKENS || !(j.rate > 0))
+				continue;
+		} else {
+			/* its prompt's tokens and time stand for its decode's */
+			if (findings__slow(fs, p->pid, r->nth) || j.prompt < MIN_PROMPT ||
+			    !(j.prate > 0) || !prompt_window(r, j.from, &j.from, &j.to))
+				continue;
+			j.rate = j.prate;
+			j.tokens = j.prompt;
+		}
 		v[n++] = j;
 	}
 	qsort(v, n, sizeof(*v), by_from);
@@ -151,6 +188,40 @@ static bool comparable(const struct jreq *v, size_t n, size_t i)
 	for (k = 0; k < n && m < MIN_TYPICAL; k++)
 		m += v[k].typical && v[k].cls == v[i].cls && 2 * v[k].ctx >= v[i].ctx;
 	return m >= MIN_TYPICAL;
+}
+
+/* a prompt's usual rate: a short prompt fills a batch less, so only
+ * prompts within a quarter of its length (of its class, a context half as
+ * long at least) are its like; their usual rates' median, as the class's
+ * baseline is made; 0 where there are too few */
+static double expected_prompt(const struct jreq *v, size_t n, size_t i, double *spread,
+			      size_t *n_like)
+{
+	double x[256], ref, e;
+	size_t k, m = 0, t = 0;
+
+	*spread = 0;
+	for (k = 0; k < n && m < 256; k++)
+		if (k != i && v[k].cls == v[i].cls && 2 * v[k].ctx >= v[i].ctx &&
+		    4 * (v[k].prompt > v[i].prompt ? v[k].prompt - v[i].prompt :
+						     v[i].prompt - v[k].prompt) <=
+			    v[i].prompt)
+			x[m++] = v[k].rate;
+	if (m < MIN_TYPICAL)
+		return 0;
+	qsort(x, m, sizeof(*x), cmp_double);
+	ref = x[(size_t)floor(0.9 * (m - 1))];
+	for (k = 0; k < m; k++)
+		if (x[k] >= TYPICAL_RATIO * ref)
+			x[t++] = x[k];
+	if (t < MIN_TYPICAL)
+		return 0;
+	*n_like = t;
+	e = median(x, t);
+	for (k = 0; k < t; k++)
+		x[k] = fabs(x[k] - e);
+	*spread = 1.4826 * median(x, t);
+	return e;
 }
 
 /* what a request of class c should reach at least: its class's baseline,
@@ -267,7 +338,8 @@ struct seen {
 	double clock, clock_before, clock_max; /* NVML: its GPUs' SM clock, MHz */
 	__u64 clock_reasons;		       /* why it was held down, in the slow ones */
 	size_t ctx_full;
-	bool memory, cpu, cpu_throttled, graphs_again, evictions, context, clocks;
+	double state, state_before; /* sequence state copied a request: prompt-cache saves, loads */
+	bool memory, cpu, cpu_throttled, graphs_again, evictions, context, clocks, state_copies;
 };
 
 /* the mean of a series' points in the requests' windows; NAN for none */
@@ -423,6 +495,19 @@ static void look(const struct model *m, const struct model_proc *p, struct jreq 
 	}
 	s->evictions = s->evicted > 0;
 	look_clocks(m, p, &sl, &us, s);
+	/* the server's own: its prompt cache's copies of a sequence's state,
+	 * a request, against the usual ones */
+	if (p->lstate_bytes.n) {
+		double nsl = 0, nus = 0;
+
+		for (i = 0; i < n; i++) {
+			nsl += in_span(&sl, i);
+			nus += in_span(&us, i);
+		}
+		s->state = nsl ? over_series(&p->lstate_bytes, &sl, &tokens) / nsl : 0;
+		s->state_before = nus ? over_series(&p->lstate_bytes, &us, &btokens) / nus : 0;
+		s->state_copies = s->state >= 16 * MIB_F && s->state >= 4 * s->state_before + MIB_F;
+	}
 }
 
 /* the server's own: a context full to its slot's size */
@@ -440,7 +525,7 @@ static void look_server(const struct model_proc *p, const struct jreq *v, size_t
 	for (i = a; i <= b; i++)
 		if (v[i].slow) {
 			n++;
-			s->ctx_full += v[i].ctx + v[i].tokens >= slot;
+			s->ctx_full += v[i].ctx_tokens >= slot;
 		}
 	*slot_out = slot;
 	s->context = n && s->ctx_full * 2 >= n;
@@ -545,13 +630,14 @@ static double median_of(const struct jreq *v, size_t a, size_t b, bool slow, boo
 }
 
 static void report(const struct model *m, const struct model_proc *p, struct jreq *v, size_t n,
-		   size_t a, size_t b, const struct klass *k, struct findings *fs)
+		   size_t a, size_t b, const struct klass *k, enum slow_mode mode,
+		   struct findings *fs)
 {
 	struct seen s;
 	struct finding *f;
 	struct llama_conf conf;
 	double slot, rate, base, spread, after = NAN, before_p, during_p, need = 0;
-	double try_cpus = 0, try_threads = 0, try_quota = 0;
+	double try_cpus = 0, try_threads = 0, try_quota = 0, n_base;
 	size_t i, ns = 0, na = 0, back = 0, longer = 0;
 	__u64 lim, was = 0, changed = 0, next_ts = 0, next_to = 0, fsize = 0;
 	__s64 rss_file = 0, anon = 0, vm = 0;
@@ -561,7 +647,8 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 
 	look(m, p, v, n, a, b, &s);
 	look_server(p, v, a, b, &s, &slot);
-	any = s.memory || s.cpu || s.graphs_again || s.evictions || s.clocks || s.context;
+	any = s.memory || s.cpu || s.graphs_again || s.evictions || s.clocks || s.context ||
+	      s.state_copies;
 	for (i = a; i <= b; i++) {
 		ns += v[i].slow;
 		/* a context longer than the usual ones' decodes slower */
@@ -578,10 +665,13 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 		na += i > b && v[i].typical;
 	}
 	rate = median_of(v, a, b, true, false);
-	base = k[c].baseline > 0 ? k[c].baseline : v[a].expected;
-	spread = k[c].baseline > 0 ? k[c].spread : NAN;
-	snprintf(f->category, sizeof(f->category), "decode_rate");
-	snprintf(f->where, sizeof(f->where), "decode rate");
+	/* a prompt's baseline is its like prompts', each its own */
+	base = mode == SLOW_DECODE && k[c].baseline > 0 ? k[c].baseline : v[a].expected;
+	spread = mode == SLOW_DECODE && k[c].baseline > 0 ? k[c].spread : v[a].spread;
+	n_base = mode == SLOW_DECODE ? k[c].typical : v[a].n_like;
+	snprintf(f->category, sizeof(f->category),
+		 mode == SLOW_DECODE ? "decode_rate" : "prompt_rate");
+	snprintf(f->where, sizeof(f->where), mode == SLOW_DECODE ? "decode rate" : "prompt rate");
 	f->per_request = true;
 	f->points = n;
 	f->since_s = model__secs(m, v[a].r->start_ts);
@@ -599,11 +689,11 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	finding__num(f, "last_request", v[b].r->nth);
 	finding__num(f, "first_s", model__secs(m, v[a].r->start_ts));
 	finding__num(f, "last_s", model__secs(m, v[b].r->end_ts));
-	finding__num(f, "baseline_requests", k[c].typical);
+	finding__num(f, "baseline_requests", n_base);
 	finding__num(f, "concurrency", c);
 	SAY(f, M_SLOW, .where = f->where, .n = ns, .first = v[a].r->nth, .last = v[b].r->nth,
 	    .rate = rate, .baseline = base, .spread = spread, .ratio = base / rate,
-	    .n_base = k[c].typical, .seconds = f->since_s, .slots = c);
+	    .n_base = n_base, .seconds = f->since_s, .slots = c, .prompt = mode == SLOW_PROMPT);
 	if (back) {
 		after = v[back].rate;
 		finding__num(f, "recovered_rate", after);
@@ -619,6 +709,7 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 		     s.evictions    ? "vram_eviction" :
 		     s.clocks	    ? "gpu_clocks" :
 		     s.graphs_again ? "cuda_graphs" :
+		     s.state_copies ? "prompt_cache" :
 		     s.context	    ? "context_full" :
 				      "none");
 	if (isfinite(s.maj)) {
@@ -723,7 +814,8 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	}
 	if (s.cpu) {
 		__u64 quota = 0, cpus = 0, running = 0;
-		double threads = conf.threads.v > 0 ? conf.threads.v : p->last_sample.threads;
+		/* its compute threads where -t says (its own threads include idle ones) */
+		double threads = conf.threads.v > 0 ? conf.threads.v : 0;
 
 		model_ticks__at(&p->waits, MODEL_W_QUOTA_MILLI, v[a].to, &quota);
 		model_ticks__at(&p->waits, MODEL_W_CPUS, v[a].to, &cpus);
@@ -767,6 +859,11 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 		SAY(f, M_SLOW_GRAPHS, .count = s.graphs, .per_token = s.graphs_token,
 		    .before = s.graphs_before_token);
 	}
+	if (s.state_copies) {
+		finding__num(f, "state_bytes_per_request", s.state);
+		finding__num(f, "state_bytes_before_per_request", s.state_before);
+		SAY(f, M_SLOW_STATE_COPIES, .bytes = s.state, .before = s.state_before);
+	}
 	if (s.context && server)
 		SAY(f, M_SLOW_CONTEXT_FULL, .n = s.ctx_full, .slot = slot);
 	if (!any)
@@ -782,8 +879,8 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	else if (s.graphs_again)
 		SAY(f, M_SLOW_TRY_GRAPHS);
 	/* the evidence: rates, then what was counted */
-	EVIDENCE(f, E_SLOW_RATES, .before = base, .during = rate, .after = after,
-		 .n_before = k[c].typical, .n_during = ns, .n_after = na);
+	EVIDENCE(f, E_SLOW_RATES, .where = f->where, .before = base, .during = rate, .after = after,
+		 .n_before = n_base, .n_during = ns, .n_after = na);
 	before_p = median_of(v, 0, n - 1, false, true);
 	during_p = median_of(v, a, b, true, true);
 	if (isfinite(before_p) && isfinite(during_p)) {
@@ -810,31 +907,36 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 	/* which requests, for the reports' tables */
 	for (i = a; i <= b; i++)
 		if (v[i].slow)
-			findings__mark_slow(fs, p->pid, v[i].r->nth, base / v[i].rate, f->strs[0]);
+			findings__mark_slow(fs, p->pid, v[i].r->nth, base / v[i].rate, f->strs[0],
+					    mode == SLOW_PROMPT);
 }
 
-void findings__slowdowns(const struct model *m, const struct model_proc *p, struct findings *fs)
+static void judge(const struct model *m, const struct model_proc *p, enum slow_mode mode,
+		  struct findings *fs)
 {
 	struct klass k[CLASSES + 1];
-	struct jreq *v;
+	struct jreq *v = calloc(p->nr_reqs, sizeof(*v));
 	size_t n, i, a, episodes = 0;
 	double spread;
 
-	if (!p->nr_reqs)
-		return;
-	v = calloc(p->nr_reqs, sizeof(*v));
 	if (!v)
 		return;
-	n = collect(p, v);
+	n = collect(p, fs, mode, v);
 	memset(k, 0, sizeof(k));
 	baselines(v, n, k);
 	for (i = 0; i < n; i++) {
-		v[i].expected = expected_of(k, v[i].cls, &spread);
-		v[i].longer = !comparable(v, n, i);
+		if (mode == SLOW_DECODE) {
+			v[i].expected = expected_of(k, v[i].cls, &spread);
+			v[i].longer = !comparable(v, n, i);
+		} else {
+			v[i].expected = expected_prompt(v, n, i, &spread, &v[i].n_like);
+			v[i].spread = spread;
+			v[i].longer = !(v[i].expected > 0);
+		}
 		v[i].slow = v[i].expected > 0 && v[i].rate < SLOW_RATIO * v[i].expected &&
 			    (!spread || v[i].rate < v[i].expected - 4 * spread);
 	}
-	/* runs of slow requests, in the order they decoded */
+	/* runs of slow requests, in the order they ran */
 	for (i = 0; i < n; i = a + 1) {
 		for (; i < n && !v[i].slow; i++)
 			;
@@ -843,7 +945,21 @@ void findings__slowdowns(const struct model *m, const struct model_proc *p, stru
 		for (a = i; a + 1 < n && v[a + 1].slow; a++)
 			;
 		if (episodes++ < EPISODES)
-			report(m, p, v, n, i, a, k, fs);
+			report(m, p, v, n, i, a, k, mode, fs);
 	}
 	free(v);
+}
+
+void findings__slowdowns(const struct model *m, const struct model_proc *p, struct findings *fs)
+{
+	size_t from = fs->nr_slow;
+
+	if (!p->nr_reqs)
+		return;
+	judge(m, p, SLOW_DECODE, fs);
+	/* the prompts of the requests whose decode was not slow (the marks
+	 * searched by request, so sorted) */
+	if (fs->nr_slow > from)
+		findings__sort_slow(fs);
+	judge(m, p, SLOW_PROMPT, fs);
 }

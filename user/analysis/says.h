@@ -111,7 +111,7 @@ enum finding_kind {
 	X(M_CRASH_THREAD, "crash_thread", S(thread) S(frames) V(tid) V(code) V(addr) V(sender) V(self) V(sig)) \
 	X(M_CRASH_SERVING, "crash_serving", S(requests) V(count)) \
 	X(M_CRASH_HEAP, "crash_heap", ) \
-	X(M_SLOW, "slow", S(where) V(n) V(first) V(last) V(rate) V(baseline) V(spread) V(ratio) V(n_base) V(seconds) V(slots)) \
+	X(M_SLOW, "slow", S(where) V(n) V(first) V(last) V(rate) V(baseline) V(spread) V(ratio) V(n_base) V(seconds) V(slots) V(prompt)) \
 	X(M_SLOW_BACK, "slow_recovered", V(request) V(rate) V(n)) \
 	X(M_SLOW_TO_END, "slow_to_the_end", V(more)) \
 	X(M_SLOW_READ_BACK, "slow_read_back", S(where) V(read) V(read_s) V(read_before) V(faults_s) V(faults_before) V(major) V(major_s) V(refaults) V(per_token)) \
@@ -126,11 +126,12 @@ enum finding_kind {
 	X(M_SLOW_EVICTED, "slow_evicted", V(bytes) V(seconds) V(evictor)) \
 	X(M_SLOW_CLOCKS, "slow_gpu_clocks", V(mhz) V(before) V(max) V(power) V(thermal) V(hw)) \
 	X(M_SLOW_CONTEXT_FULL, "slow_context_full", V(n) V(slot)) \
+	X(M_SLOW_STATE_COPIES, "slow_state_copies", V(bytes) V(before)) \
 	X(M_SLOW_NO_CAUSE, "slow_no_cause", V(faults) V(waits) V(gpu)) \
 	X(M_SLOW_TRY_MEMORY, "slow_try_memory", V(mmap) V(mlock) V(need)) \
 	X(M_SLOW_TRY_CPU, "slow_try_cpu", V(throttled) V(cpus) V(threads) V(quota)) \
 	X(M_SLOW_TRY_GRAPHS, "slow_try_graphs", ) \
-	X(E_SLOW_RATES, "slow_rates", V(before) V(during) V(after) V(n_before) V(n_during) V(n_after)) \
+	X(E_SLOW_RATES, "slow_rates", S(where) V(before) V(during) V(after) V(n_before) V(n_during) V(n_after)) \
 	X(E_SLOW_PROMPT, "slow_prompt_rates", V(before) V(during)) \
 	X(E_SLOW_FAULTS, "slow_fault_rates", V(before) V(during) V(major_before) V(major) V(file) V(anon)) \
 	X(E_SLOW_READS, "slow_reads", V(before) V(during) V(refaults) V(cgroup)) \

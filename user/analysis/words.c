@@ -746,9 +746,11 @@ static void say_M_SLOW(struct words *w, const struct say_M_SLOW *x)
 		put(w, "request %.0f", x->first);
 	else
 		put(w, "%.0f requests from %.0f to %.0f", x->n, x->first, x->last);
-	put(w, " decoded at %.3g tokens/s against this server's own %.3g", x->rate, x->baseline);
+	put(w, " %s at %.3g tokens/s against this server's own %.3g",
+	    x->prompt ? "evaluated their prompts" : "decoded", x->rate, x->baseline);
 	if (isfinite(x->spread))
-		put(w, " (± %.2g, %.0f requests)", x->spread, x->n_base);
+		put(w, " (± %.2g, %.0f requests%s)", x->spread, x->n_base,
+		    x->prompt ? " with a prompt as long" : "");
 	put(w, ", %.1f times slower, from %.1f s", x->ratio, x->seconds);
 	if (x->slots > 1)
 		put(w, " (each beside %.0f others, compared with requests that ran so)",
@@ -846,7 +848,7 @@ static void say_M_SLOW_CPU_WAIT(struct words *w, const struct say_M_SLOW_CPU_WAI
 	if (x->running)
 		put(w, " (the host's run queue held %.0f)", x->running);
 	if (x->threads > x->cpus && x->cpus)
-		put(w, ", and it runs %.0f threads on them", x->threads);
+		put(w, ", and it runs %.0f compute threads (-t) on them", x->threads);
 	put(w, ".");
 }
 
@@ -896,6 +898,16 @@ static void say_M_SLOW_CLOCKS(struct words *w, const struct say_M_SLOW_CLOCKS *x
 	put(w, " (NVML's clock reasons).");
 }
 
+static void say_M_SLOW_STATE_COPIES(struct words *w, const struct say_M_SLOW_STATE_COPIES *x)
+{
+	char a[32], b[32];
+
+	put(w,
+	    " The server copied %s of sequence state a request in them (its prompt cache's "
+	    "saves and loads, llama_state_seq_*), %s in the usual ones.",
+	    B(a, x->bytes), B(b, x->before));
+}
+
 static void say_M_SLOW_CONTEXT_FULL(struct words *w, const struct say_M_SLOW_CONTEXT_FULL *x)
 {
 	put(w,
@@ -906,13 +918,20 @@ static void say_M_SLOW_CONTEXT_FULL(struct words *w, const struct say_M_SLOW_CON
 
 static void say_M_SLOW_NO_CAUSE(struct words *w, const struct say_M_SLOW_NO_CAUSE *x)
 {
+	if (!x->faults && !x->waits) {
+		put(w,
+		    " No cause seen by this tool: the recording has none of the counters it "
+		    "reads (one from before them)%s.",
+		    x->gpu ? ", and no eviction or graph captured again" : "");
+		return;
+	}
 	put(w, " No cause seen by this tool:");
 	if (x->faults)
-		put(w, " no more major faults,");
+		put(w, " no more reads from storage or page faults,");
 	if (x->waits)
 		put(w, " no more waiting for a CPU or throttling,");
 	if (x->gpu)
-		put(w, " no evictions or graphs captured again,");
+		put(w, " no evictions, clocks held down or graphs captured again,");
 	put(w, " than in the usual requests.");
 }
 
@@ -932,17 +951,24 @@ static void say_M_SLOW_TRY_MEMORY(struct words *w, const struct say_M_SLOW_TRY_M
 
 static void say_M_SLOW_TRY_CPU(struct words *w, const struct say_M_SLOW_TRY_CPU *x)
 {
-	if (x->throttled) {
-		put(w, " What to try: a quota of at least %.0f CPU%s, one for each of its threads",
+	/* threads: -t where it was given, else 0 */
+	if (x->throttled && x->threads >= 1) {
+		put(w,
+		    " What to try: a quota of at least %.0f CPU%s, one for each of its -t threads",
 		    x->threads, x->threads == 1 ? "" : "s");
 		if (x->quota >= 1 && x->threads > floor(x->quota))
 			put(w, ", or -t %.0f to fit the quota it has", floor(x->quota));
 		put(w, ".");
-	} else {
+	} else if (x->throttled) {
 		put(w,
-		    " What to try: CPUs of its own (a cpuset, taskset) for its %.0f thread%s, or "
-		    "fewer threads (-t).",
-		    x->threads, x->threads == 1 ? "" : "s");
+		    " What to try: a quota of as many CPUs as its compute threads, or -t %.0f to "
+		    "fit the quota it has.",
+		    x->quota >= 1 ? floor(x->quota) : 1);
+	} else {
+		put(w, " What to try: CPUs of its own (a cpuset, taskset)");
+		if (x->threads >= 1)
+			put(w, " for its %.0f thread%s", x->threads, x->threads == 1 ? "" : "s");
+		put(w, ", or fewer threads (-t).");
 	}
 }
 
@@ -1202,9 +1228,8 @@ static void say_E_DECODE_RATES(struct words *w, const struct say_E_DECODE_RATES 
 
 static void say_E_SLOW_RATES(struct words *w, const struct say_E_SLOW_RATES *x)
 {
-	put(w,
-	    "decode rate: %.3g tokens/s in the usual requests (%.0f), %.3g in the slow ones (%.0f)",
-	    x->before, x->n_before, x->during, x->n_during);
+	put(w, "%s: %.3g tokens/s in the usual requests (%.0f), %.3g in the slow ones (%.0f)",
+	    x->where, x->before, x->n_before, x->during, x->n_during);
 	if (isfinite(x->after))
 		put(w, ", %.3g after them (%.0f usual ones)", x->after, x->n_after);
 }

@@ -349,7 +349,8 @@ void print_requests(FILE *out, const struct model *m, const struct model_proc *p
 			fprintf(out, " %13s", a);
 		}
 		if (findings__slow(fs, p->pid, r->nth))
-			fprintf(out, "  slow: %.1fx (%s)",
+			fprintf(out, "  slow%s: %.1fx (%s)",
+				findings__slow(fs, p->pid, r->nth)->prompt ? " prompt" : "",
 				findings__slow(fs, p->pid, r->nth)->ratio,
 				findings__slow(fs, p->pid, r->nth)->cause);
 		fputc('\n', out);
@@ -402,6 +403,7 @@ static struct json_object *slow_json(const struct findings *fs, const struct mod
 		return NULL;
 	o = json_object_new_object();
 	add(o, "times_slower", num(s->ratio));
+	add(o, "rate", str(s->prompt ? "prompt" : "decode"));
 	add(o, "cause", str(s->cause));
 	return o;
 }

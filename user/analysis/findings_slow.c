@@ -23,6 +23,7 @@
 #define CLASSES 16	  /* concurrency classes: 1 to 16 requests at once */
 #define NEIGHBOURS 64	  /* requests looked at either side for overlaps */
 #define EPISODES 4	  /* slowdowns reported a process */
+#define JUDGED_MAX 2048	  /* the newest requests judged: the comparisons are quadratic */
 #define Z95_ONE_SIDED 1.645
 #define MIB_F 1048576.0
 
@@ -96,9 +97,15 @@ static bool prompt_window(const struct model_request *r, __u64 decode_from, __u6
 static size_t collect(const struct model_proc *p, const struct findings *fs, enum slow_mode mode,
 		      struct jreq *v)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, from = 0, seen = 0;
 
-	for (i = 0; i < p->nr_reqs; i++) {
+	/* from the newest JUDGED_MAX of them that have a window */
+	for (i = p->nr_reqs; i-- > 0 && seen < JUDGED_MAX;)
+		if (p->reqs[i].done && p->reqs[i].nth > 1) {
+			seen++;
+			from = i;
+		}
+	for (i = from; i < p->nr_reqs; i++) {
 		const struct model_request *r = &p->reqs[i];
 		struct jreq j = { .r = r };
 		long long cached = model_req__cached_tokens(r);
@@ -915,7 +922,7 @@ static void judge(const struct model *m, const struct model_proc *p, enum slow_m
 		  struct findings *fs)
 {
 	struct klass k[CLASSES + 1];
-	struct jreq *v = calloc(p->nr_reqs, sizeof(*v));
+	struct jreq *v = calloc(p->nr_reqs < JUDGED_MAX ? p->nr_reqs : JUDGED_MAX, sizeof(*v));
 	size_t n, i, a, episodes = 0;
 	double spread;
 

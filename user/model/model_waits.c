@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
+#include <stddef.h>
 #include "common/fmt.h"
+#include "common/search.h"
 
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a)
 SAME(MODEL_WAITS_SCHED, GMT_PSTAT_SCHED);
@@ -53,7 +55,9 @@ double model_ticks__delta(const struct model_ticks *t, int i, __u64 from, __u64 
 
 	if (!t->n || to < from || t->p[t->n - 1].ts < to)
 		return -1;
-	for (k = 1; k < t->n; k++) {
+	/* from the interval that holds `from` */
+	k = search__after(t->p, t->n, sizeof(*t->p), offsetof(struct model_tick, ts), from);
+	for (k = k ? k : 1; k < t->n; k++) {
 		__u64 a = t->p[k - 1].ts, b = t->p[k].ts, lo, hi;
 		__u64 x = t->p[k - 1].v[i], y = t->p[k].v[i];
 
@@ -77,9 +81,8 @@ bool model_ticks__at(const struct model_ticks *t, int i, __u64 ts, __u64 *v)
 
 	if (!t->n)
 		return false;
-	for (k = t->n; k > 1 && t->p[k - 1].ts > ts; k--)
-		;
-	*v = t->p[k - 1].v[i];
+	k = search__after(t->p, t->n, sizeof(*t->p), offsetof(struct model_tick, ts), ts);
+	*v = t->p[k ? k - 1 : 0].v[i];
 	return true;
 }
 

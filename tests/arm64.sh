@@ -154,10 +154,15 @@ GUEST
 		"unwound past save_entry to main by CFI (frame pointers skip from the leaf to libc's frame): $(jq -c '[.stacks[0].stack[].symbol]' <<<"$f")" ||
 		return 1
 
-	# the leak stand-in's verdict, from the recording
+	# the leak stand-in's verdict, from the recording: a leak, or, where
+	# its last sleep and its exit under TCG held the level long enough at
+	# the end (0.4 s of 2.9, in 3 runs of 9 with this build and 4 of 5
+	# with 9e940d4's on 6.1), too early to tell a ceiling from a pause:
+	# never a cache or steady
 	expect 'grep -q "^=== record rc 0" "$c" && grep -q "^=== replay json rc 0" "$c" &&
-		[ "$(jq "[.findings[] | select(.kind == \"leak\" and .category == \"host_anon\")] | length" "$j")" = 1 ]' \
-		"the leak found: $(grep "^=== re" "$c"; jq -c '[.findings[] | [.kind, .category]]' "$j")" || return 1
+		[ "$(jq "[.findings[] | select(.category == \"host_anon\" and (.kind == \"leak\" or
+			(.kind == \"growing\" and .reason == \"held_briefly\")))] | length" "$j")" = 1 ]' \
+		"the leak found: $(grep "^=== re" "$c"; jq -c '[.findings[] | [.kind, .category, .reason]]' "$j")" || return 1
 
 	# the recording replayed here, by this host's binary: the guest's report,
 	# byte for byte

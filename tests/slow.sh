@@ -111,6 +111,8 @@ slow_weights_evicted() {
 	phase during --requests "${SLOW_REQUESTS:-4}" --tokens "${SLOW_PHASE_TOKENS:-$SLOW_TOKENS}" \
 		--words 21 || { rm_cgroup; return 1; }
 	read -r -a f1 <<<"$(faults "$SERVER_PID")"
+	echo "# under the limit: $(grep -E '^(RssAnon|RssFile|VmSwap)' "/proc/$SERVER_PID/status" | tr -s ' \t\n' ' ')"
+	echo "# the server's rates, usual then slowed: $(jq -c '[.requests[].timings.predicted_per_second | floor]' "$T/before.json" "$T/during.json" | tr '\n' ' ')"
 	echo "$lift" >"$CG_DIR/$CG_LIMIT"
 	phase after --requests 4 --words 22 || { rm_cgroup; return 1; }
 	stop_server

@@ -159,12 +159,19 @@ test_demo_shows_the_prompt_cache() {
 	[ -z "${DEMO_KEEP:-}" ] || cp "$T/demo.gmt" "$T/r.txt" "$DEMO_KEEP/"
 	# a cache of fixed steps to its limit, or growth that levelled off. On a
 	# busy machine there are fewer requests (in 60 s, 32 to 43 with a CPU hog
-	# against 51 to 72 without), and the cache's creep once full needs more
-	# of them to tell from growth: one hogged run of 8 was "growing, too
-	# early to tell"
-	expect 'grep -q "^  BOUNDED CACHE: host heap\|^  SETTLED: host heap" "$T/r.txt"' \
-		"the verdict: $(sed -n "/^Verdicts/,/^HTTP/p" "$T/r.txt" | head -8 | tr -s "\n " "  ")" ||
-		return 1
+	# against 51 to 72 without; in 90 s, 33 to 44 here on 2026-12-07 and 36
+	# in CI), and the allocator's creep once the cache is full (+109 KiB a
+	# request in CI's run of 36, after +645 KiB) needs more of them to tell
+	# from growth: under 45 requests, growth that is slowing down, held by
+	# the prompt cache, too early to tell, is right too; never a leak or
+	# steady
+	local n v
+	n=$(grep -oP "^HTTP requests of pid [0-9]+ \(llama-server\): \K[0-9]+" "$T/r.txt" | head -1)
+	v=$(sed -n "/^Verdicts/,/^HTTP/p" "$T/r.txt" | tr -s "\n " "  ")
+	echo "# $n requests in 90 s"
+	expect 'grep -q "^  BOUNDED CACHE: host heap\|^  SETTLED: host heap" "$T/r.txt" ||
+		{ [ "${n:-0}" -lt 45 ] && grep -q "GROWING: host heap .* slowing down and may be levelling off\. Too early to tell.* prompt cache" <<<"$v"; }' \
+		"the verdict: $(head -c 1200 <<<"$v")" || return 1
 	expect 'tr -s "\n " "  " <"$T/r.txt" | grep -q -- "--cache-ram 8 MiB, from the command line"' \
 		"it names the limit" || return 1
 	expect '[ "$(grep -c " 200 .* chunked " "$T/r.txt")" -ge 4 ]' \

@@ -258,7 +258,7 @@ $(OUTPUT)/tests/gpuwork: tests/gpuwork.c | $(OUTPUT)/tests
 
 # stand-ins for libcuda.so.1 and libamdhip64.so, in a folder of their own
 FAKE_LIBS := $(OUTPUT)/tests/fake/libcuda.so.1 $(OUTPUT)/tests/fake/libamdhip64.so \
-	$(OUTPUT)/tests/fake/vkdriver.so
+	$(OUTPUT)/tests/fake/vkdriver.so $(OUTPUT)/tests/fake/leak.so
 $(OUTPUT)/tests/fake/libcuda.so.1: tests/fake/cuda.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
@@ -267,6 +267,11 @@ $(OUTPUT)/tests/fake/libcuda.so.1: tests/fake/cuda.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/fake/vkdriver.so: tests/fake/vkdriver.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared $< -ldl -o $@
+
+# a leak of a known owner, preloaded into the real llama-server
+$(OUTPUT)/tests/fake/leak.so: tests/fake/leak.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -fPIC -shared -fno-omit-frame-pointer -O1 $< -ldl -o $@
 
 $(OUTPUT)/tests/fake/libamdhip64.so: tests/fake/hip.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -53,7 +53,7 @@ else
 	# target or client tries (issue 32)
 	files=()
 	for f in project process crash tracefile view gpu kernels arm64 requests scenarios server export \
-		service discovery dashboard deploy container package profile html unified slow slow_vm; do
+		service discovery dashboard deploy container package profile html unified slow slow_vm holders; do
 		files+=("$ROOT/tests/$f.sh")
 	done
 	for f in "$ROOT"/tests/hostile_*.sh; do [ -e "$f" ] && files+=("$f"); done

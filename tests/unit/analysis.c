@@ -806,6 +806,33 @@ void test_findings_long_run(void)
 	model__free(m);
 }
 
+/* the live view's line of a cache still filling says where it is going,
+ * never that it levelled off there (issue 48: "levelled off at 8.08 GiB"
+ * while the heap was at 181.6 MiB); a leak beside the cache says so */
+void test_words_line_of_a_filling_cache(void)
+{
+	struct finding f = { .kind = F_BOUNDED, .nr_says = 1, .per_request = true };
+	struct say_in_M_CACHE_FILLING in = { .where = "host heap", .mib = 8192 };
+	struct say_in_M_LEAK_BESIDE_CACHE leak = { .where = "host heap", .label = "gmt_leak_keep" };
+	char line[256];
+
+	f.bytes_per_request = 18.8 * 1048576;
+	f.ceiling = 8.08 * 1073741824;
+	f.requests_to_exhaustion = NAN;
+	snprintf(f.where, sizeof(f.where), "host heap");
+	says__M_CACHE_FILLING(&f.says[0], &in);
+	words__line(&f, line, sizeof(line));
+	printf("# %s\n", line);
+	ASSERT_TRUE(strstr(line, "a cache filling toward 8.08 GiB") &&
+			    !strstr(line, "levelled off"),
+		    "filling toward its ceiling, not levelled off at it");
+	f.kind = F_LEAK;
+	says__M_LEAK_BESIDE_CACHE(&f.says[0], &leak);
+	words__line(&f, line, sizeof(line));
+	printf("# %s\n", line);
+	ASSERT_TRUE(strstr(line, "beside the prompt cache") != NULL, "a leak beside the cache");
+}
+
 /* the words of the verdicts: every code has a name and a sentence that
  * holds its figures, and nothing of a format string shows */
 void test_words_of_each_code(void)

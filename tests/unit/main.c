@@ -70,6 +70,7 @@ static const struct {
 	{ "unit_container_parse", test_container_parse },
 	{ "unit_model_container", test_model_container },
 	{ "unit_words_of_each_code", test_words_of_each_code },
+	{ "unit_words_line_of_a_filling_cache", test_words_line_of_a_filling_cache },
 	{ "unit_search_after", test_search_after },
 	{ "unit_model_pid_taken_after_exit", test_model_pid_taken_after_exit },
 	{ "unit_timings_scan", test_timings_scan },

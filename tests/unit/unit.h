@@ -121,6 +121,7 @@ void test_findings_first_left_out(void);
 void test_findings_time_rise_held_briefly(void);
 void test_findings_long_run(void);
 void test_words_of_each_code(void);
+void test_words_line_of_a_filling_cache(void);
 void test_request_delta_one_rule(void);
 void test_roles_by_stack(void);
 void test_llama_conf_fit_scaled(void);

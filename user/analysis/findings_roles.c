@@ -42,16 +42,21 @@ const char *findings__bound_name(enum role_bound b)
 	return b <= ROLE_PER_SHAPE ? names[b] : "?";
 }
 
-static void bound_of(const struct model_proc *p, const struct llama_conf *c, bool llama,
-		     struct finding_role *r)
+enum role_bound findings__role_bound(const char *role)
 {
 	size_t i;
 
-	r->bound = ROLE_NO_BOUND;
+	for (i = 0; role && i < sizeof(bounds) / sizeof(bounds[0]); i++)
+		if (!strcmp(role, bounds[i].role))
+			return bounds[i].bound;
+	return ROLE_NO_BOUND;
+}
+
+static void bound_of(const struct model_proc *p, const struct llama_conf *c, bool llama,
+		     struct finding_role *r)
+{
+	r->bound = findings__role_bound(r->role);
 	r->bound_bytes = NAN;
-	for (i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
-		if (!strcmp(r->role, bounds[i].role))
-			r->bound = bounds[i].bound;
 	if (!llama)
 		return;
 	if (r->bound == ROLE_CACHE_RAM && c->cache_ram.v > 0)

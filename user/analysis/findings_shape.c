@@ -510,6 +510,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		return;
 	if (j->c.cls == CAT_API && judged__growing(j))
 		graph_evidence(all, nall, f);
+	/* llama-server's cache and a leak beside it: each judged on its own */
+	if (j->r.shape != SHAPE_STEP && findings__leak_beside_cache(m, p, j, f)) {
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		goto said;
+	}
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
 		if (j->per_request)
@@ -617,6 +622,7 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		steady_message(j, f);
 		break;
 	}
+said:
 	if (f->roles[0] && f->kind != F_STEADY)
 		by_role_say(f);
 	if (j->gpu_part > 0)

@@ -581,6 +581,44 @@ static void say_M_CACHE_FILLING(struct words *w, const struct say_M_CACHE_FILLIN
 	    B(d, x->ceiling), x->more);
 }
 
+static void say_M_LEAK_BESIDE_CACHE(struct words *w, const struct say_M_LEAK_BESIDE_CACHE *x)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32];
+
+	put(w,
+	    "%s grows by %s per request (95%% interval %s to %s) beyond what "
+	    "llama-server's prompt cache holds, with no sign of a ceiling: its "
+	    "entries (%s by its own state copies) taken off, the rest rose by %s "
+	    "over %.0f requests. %s of what was first touched in no bounded role "
+	    "was first touched by %s (%.0f%% of it): a leak beside the cache.",
+	    x->where, B(a, x->slope), B(b, x->lo), B(c, x->hi), B(d, x->held), B(e, x->rest),
+	    x->points, B(f, x->touched), x->label, x->share);
+}
+
+static void say_M_CACHE_BESIDE(struct words *w, const struct say_M_CACHE_BESIDE *x)
+{
+	char a[32], b[32], c[32];
+
+	if (x->full)
+		put(w,
+		    " Beside it the prompt cache is full: it stored %.0f entries of "
+		    "about %s (%s in all), and --cache-ram %.0f MiB (%s) holds %.0f "
+		    "of them at once; that part is a bounded cache.",
+		    x->saves, B(a, x->mean), B(b, x->total), x->mib, cache_from(x->from), x->fit);
+	else if (x->mib > 0)
+		put(w,
+		    " Beside it the prompt cache fills: it stored %.0f entries of about "
+		    "%s, %s in all, of the %.0f MiB --cache-ram (%s) lets it hold; that "
+		    "part is a bounded cache (%s of it held now).",
+		    x->saves, B(a, x->mean), B(b, x->total), x->mib, cache_from(x->from),
+		    B(c, x->held));
+	else
+		put(w,
+		    " Beside it the prompt cache fills with no limit (--cache-ram -1, "
+		    "%s): it stored %.0f entries of about %s, %s in all.",
+		    cache_from(x->from), x->saves, B(a, x->mean), B(b, x->total));
+}
+
 static void say_M_CACHE_FULL(struct words *w, const struct say_M_CACHE_FULL *x)
 {
 	char a[32], b[32];
@@ -1400,6 +1438,8 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 		put(&w, "%s %s/%s", f->where, rate(a, sizeof(a), f), unit(f->per_request));
 		if (f->kind == F_UNEXPLAINED)
 			put(&w, " the API does not explain");
+		if (finding__reason(f) == M_LEAK_BESIDE_CACHE)
+			put(&w, " beside the prompt cache");
 		if (isfinite(f->requests_to_exhaustion))
 			put(&w, ", out of memory in ~%.0f requests", f->requests_to_exhaustion);
 		break;
@@ -1415,6 +1455,14 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 		break;
 	case F_BOUNDED:
 	case F_SETTLED:
+		/* a ceiling ahead is not one reached */
+		if (finding__reason(f) == M_CACHE_FILLING || finding__reason(f) == M_ROLE_FILLING) {
+			put(&w, "%s %s/%s, a cache filling", f->where, rate(a, sizeof(a), f),
+			    unit(f->per_request));
+			if (isfinite(f->ceiling))
+				put(&w, " toward %s", B(a, f->ceiling));
+			break;
+		}
 		put(&w, "%s levelled off at %s", f->where,
 		    f->counts ? (snprintf(a, sizeof(a), "%.0f", f->ceiling), a) : B(a, f->ceiling));
 		break;

@@ -1042,6 +1042,7 @@ static void add_proc_event(struct model *m, const struct gmt_hdr *e)
 			s->saves++;
 			s->save_bytes += l->size;
 			s->entry_bytes += entry;
+			series__add(&p->lentry_bytes, e->ts_ns, (__s64)s->entry_bytes, 0);
 		}
 		break;
 	}
@@ -1339,6 +1340,7 @@ static void proc_free(struct model_proc *p)
 	free(p->mem_limit_used_s.p);
 	free(p->data_file_rss.p);
 	free(p->lstate_bytes.p);
+	free(p->lentry_bytes.p);
 	model_ticks__free(&p->waits);
 	free(p->nvml_used.p);
 	free(p->maps);

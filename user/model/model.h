@@ -364,6 +364,7 @@ struct model_proc {
 	__u64 mem_limit_swap_room; /* what more it may swap; MODEL_NO_LIMIT: the host's */
 	struct model_llama_state lstate;
 	struct series lstate_bytes; /* state saved and loaded, cumulative: when */
+	struct series lentry_bytes; /* prompt-cache entries made, cumulative: when */
 	enum model_limit_file mem_limit_file;
 	char mem_limit_cgroup[MODEL_PATH_LEN];
 	char *cmdline;

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A leak beside llama-server's prompt cache. The host heap's total rises by
+ * the cache's entries and by the leak together, and judged as one, the
+ * entries (most of the rise) make it a bounded cache. The server's own state
+ * copies say what the cache holds at each moment: taken off the level, what
+ * is left is judged on its own, and it is a leak only where it keeps rising
+ * and the memory first touched in no bounded role (sampled first touches)
+ * rose with it, in its second half too; that stack names it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "findings_int.h"
+#include "llama_conf.h"
+#include "roles.h"
+
+#define MIB (1024.0 * 1024)
+#define TOP_STACKS 256
+
+/* what the cache holds at ts: every entry made by then, up to its limit
+ * (it drops the oldest for each new one once full) */
+static double cache_held(const struct model_proc *p, __u64 ts, double limit)
+{
+	__s64 v;
+
+	if (!series__at(&p->lentry_bytes, ts, &v))
+		return 0;
+	return fmin((double)v, limit);
+}
+
+/* first touches in no bounded role over [from, to]: their bytes, and the
+ * stacks; *err, what sampling may have missed (twice the spread of a count
+ * of samples, a sample the least: none seen of a few expected is chance) */
+static double unbounded_touches(const struct model *m, const struct model_proc *p, __u64 from,
+				__u64 to, struct finding_stack *v, size_t *n, double *err,
+				double *samples)
+{
+	struct finding_stack all[TOP_STACKS];
+	size_t k = findings__touch_stacks(p, from, to, all, TOP_STACKS), i;
+	double bytes = 0, count = 0;
+
+	*n = 0;
+	for (i = 0; i < k; i++)
+		if (findings__role_bound(roles__of(m, all[i].stack_id)) == ROLE_NO_BOUND) {
+			v[(*n)++] = all[i];
+			bytes += all[i].bytes;
+			count += all[i].count;
+		}
+	*err = p->nr_touches ? 2 * sqrt(fmax(count, 1)) * p->touches[0].bytes : 0;
+	*samples = count;
+	return bytes;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct finding_stack *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+bool findings__leak_beside_cache(const struct model *m, const struct model_proc *p,
+				 const struct judged *j, struct finding *f)
+{
+	const struct model_llama_state *s = &p->lstate;
+	struct finding_stack v[TOP_STACKS];
+	double rest[4096], limit, rise, half, touched, late, held, err, samples;
+	size_t i, k, n = j->n, h, nv;
+	__u64 last;
+	struct shape_result r;
+	struct llama_conf c;
+
+	if (j->c.cls != CAT_HOST || strcmp(j->c.name, "host_anon") || !j->per_request || n < 8 ||
+	    n > 4096 || s->saves < 3 || !p->lentry_bytes.n || !llama_conf__read(p, &c) ||
+	    !c.cache_ram.v)
+		return false;
+	limit = c.cache_ram.v > 0 ? c.cache_ram.v * MIB : INFINITY;
+	/* from the level before the first entry: what came before it (the
+	 * first request's buffers, made once) is no part of either */
+	for (k = 0;
+	     k + 1 < n && cache_held(p, j->ts[k + 1], limit) <= cache_held(p, j->ts[0], limit); k++)
+		;
+	n -= k;
+	if (n < 8)
+		return false;
+	h = k + n / 2;
+	for (i = 0; i < n; i++)
+		rest[i] = j->y[k + i] - cache_held(p, j->ts[k + i], limit);
+	analyze__shape(rest, n, j->material, &r);
+	rise = rest[n - 1] - rest[0];
+	half = rest[n - 1] - rest[n / 2];
+	if (r.shape != SHAPE_LEAK || rise < j->material || half <= 0)
+		return false;
+	/* what rose is still held memory of someone's: first touched in no
+	 * bounded role, over the run and over its second half (memory made
+	 * again after it was freed is touched again, but then the rest does
+	 * not rise with it) */
+	last = j->ts[j->n - 1];
+	late = unbounded_touches(m, p, j->ts[h], last, v, &nv, &err, &samples);
+	if (late + err < 0.4 * half)
+		return false;
+	touched = unbounded_touches(m, p, j->ts[k], last, v, &nv, &err, &samples);
+	if (samples < 3 || touched + err < 0.4 * rise)
+		return false;
+	qsort(v, nv, sizeof(*v), by_bytes);
+	findings__label_stacks(m, v, 1);
+	held = cache_held(p, last, limit) - cache_held(p, j->ts[k], limit);
+
+	f->kind = F_LEAK;
+	f->shape = r;
+	f->confidence = r.confidence;
+	f->bytes_per_request = r.slope;
+	finding__num(f, "leak_bytes_per_request", judged__per_unit(j, r.slope));
+	finding__num(f, "leak_rise_bytes", rise);
+	finding__num(f, "cache_held_bytes", held);
+	if (isfinite(limit))
+		finding__num(f, "cache_ram_bytes", limit);
+	SAY(f, M_LEAK_BESIDE_CACHE, .where = j->c.text, .label = v[0].label,
+	    .slope = judged__per_unit(j, r.slope), .lo = judged__per_unit(j, r.slope_lo),
+	    .hi = judged__per_unit(j, r.slope_hi), .rest = rise, .points = n - 1, .held = held,
+	    .touched = touched, .share = 100 * v[0].bytes / touched);
+	SAY(f, M_CACHE_BESIDE, .saves = s->saves, .mean = (double)s->entry_bytes / s->saves,
+	    .total = s->entry_bytes, .held = held, .mib = c.cache_ram.v, .from = c.cache_ram.from,
+	    .full = (double)s->entry_bytes > limit, .fit = floor(limit / s->entry_max));
+	SAY(f, M_TRY_HOST_STACKS);
+	return true;
+}

@@ -244,6 +244,8 @@ test_slow_cpu_quota() {
 	wait_tracer
 	rmdir "$CPU_DIR"
 	f=$(slowdown)
+	echo "# the server's rates, before, during and after the quota: $(jq -c '[.requests[].timings.predicted_per_second | floor]' "$T"/{before,during,after}.json | tr '\n' ' ')"
+	echo "# the tool's: $(jq -c '[.processes[0].requests[] | .decode_tokens_per_s | floor?]' "$T/gmt.out")"
 	echo "# $(num "$f" message)"
 	expect '[ "$(num "$f" cause)" = cpu ] && jq -e ".reasons | index(\"slow_throttled\") != null" <<<"$f" >/dev/null' \
 		"a slowdown, its quota the cause: $(jq -c '[.findings[] | [.kind, .category, .reasons]]' "$T/gmt.out")" ||

@@ -119,6 +119,7 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	const struct model_llama_state *s = &p->lstate;
 	struct llama_conf c;
 	double limit, rise;
+	size_t i, k;
 
 	/* sizes of 0 are no entries (the target says them: hostile input) */
 	if (j->c.cls != CAT_HOST || !s->saves || !s->entry_min || !llama_conf__read(p, &c) ||
@@ -131,6 +132,16 @@ bool findings__llama_cache_full(const struct model_proc *p, const struct judged 
 	 * level swings by an entry and its shape alone says "steady") */
 	if (s->saves <= floor(limit / s->entry_min) || rise < j->material)
 		return false;
+	/* full since the request during which its entries first passed the
+	 * limit (the server made room then) */
+	for (i = 0; i < p->lentry_bytes.n && (double)p->lentry_bytes.p[i].v <= limit; i++)
+		;
+	if (j->per_request && i < p->lentry_bytes.n) {
+		for (k = 0; k < j->n && j->ts[k] < p->lentry_bytes.p[i].ts; k++)
+			;
+		if (k < j->n)
+			f->since_request = judged__req_no(j, k);
+	}
 	finding__num(f, "cache_ram_bytes", limit);
 	finding__num(f, "cache_entries_fit", floor(limit / s->entry_max));
 	SAY(f, M_CACHE_FULL, .where = j->c.text, .first = j->y[0], .last = j->y[j->n - 1],

@@ -19,6 +19,7 @@ static const struct {
 	{ "unit_slow_gpu_clocks", test_slow_gpu_clocks },
 	{ "unit_slow_prompt_state_copies", test_slow_prompt_state_copies },
 	{ "unit_slow_no_cause_said", test_slow_no_cause_said },
+	{ "unit_slow_not_material", test_slow_not_material },
 	{ "unit_slow_controls", test_slow_controls },
 	{ "unit_slow_without_counters", test_slow_without_counters },
 	{ "unit_slow_in_the_view_and_the_metrics", test_slow_in_the_view_and_the_metrics },

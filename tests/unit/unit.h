@@ -74,6 +74,7 @@ void test_slow_cpu_throttled_and_neighbour(void);
 void test_slow_gpu_clocks(void);
 void test_slow_prompt_state_copies(void);
 void test_slow_no_cause_said(void);
+void test_slow_not_material(void);
 void test_slow_controls(void);
 void test_slow_without_counters(void);
 void test_slow_in_the_view_and_the_metrics(void);

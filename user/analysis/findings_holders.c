@@ -28,6 +28,16 @@ static double cache_held(const struct model_proc *p, __u64 ts, double limit)
 	return fmin((double)v, limit);
 }
 
+/* when the level at ts was read: the sample it comes from, which may be
+ * older than ts (an entry made between would be taken off a level that
+ * does not hold it yet) */
+static __u64 sample_ts(const struct judged *j, __u64 ts)
+{
+	size_t i = j->c.s ? series__after(j->c.s, ts) : 0;
+
+	return i ? j->c.s->p[i - 1].ts : ts;
+}
+
 /* first touches in no bounded role over [from, to]: their bytes, and the
  * stacks; *err, what sampling may have missed (twice the spread of a count
  * of samples, a sample the least: none seen of a few expected is chance) */
@@ -84,7 +94,7 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 		return false;
 	h = k + n / 2;
 	for (i = 0; i < n; i++)
-		rest[i] = j->y[k + i] - cache_held(p, j->ts[k + i], limit);
+		rest[i] = j->y[k + i] - cache_held(p, sample_ts(j, j->ts[k + i]), limit);
 	analyze__shape(rest, n, j->material, &r);
 	rise = rest[n - 1] - rest[0];
 	half = rest[n - 1] - rest[n / 2];

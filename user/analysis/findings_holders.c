@@ -7,8 +7,6 @@
  * and the memory first touched in no bounded role (sampled first touches)
  * rose with it, in its second half too; that stack names it. */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "findings_int.h"
 #include "llama_conf.h"
@@ -61,13 +59,6 @@ static double unbounded_touches(const struct model *m, const struct model_proc *
 	return bytes;
 }
 
-static int by_bytes(const void *a, const void *b)
-{
-	const struct finding_stack *x = a, *y = b;
-
-	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
-}
-
 bool findings__leak_beside_cache(const struct model *m, const struct model_proc *p,
 				 const struct judged *j, struct finding *f)
 {
@@ -111,7 +102,10 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 	touched = unbounded_touches(m, p, j->ts[k], last, v, &nv, &err, &samples);
 	if (samples < 3 || touched + err < 0.4 * rise)
 		return false;
-	qsort(v, nv, sizeof(*v), by_bytes);
+	/* the stack that first touched most of it names it */
+	for (i = 1; i < nv; i++)
+		if (v[i].bytes > v[0].bytes)
+			v[0] = v[i];
 	findings__label_stacks(m, v, 1);
 	held = cache_held(p, last, limit) - cache_held(p, j->ts[k], limit);
 

@@ -63,9 +63,6 @@ void judged__not_judged(const struct model *m, const struct model_proc *p, const
  * sentences, said to f); false when not llama-server */
 bool findings__llama_host(const struct model *m, const struct model_proc *p, const struct judged *j,
 			  struct finding *f, bool bounded);
-/* a host level that ended well above its start while llama-server stored
- * more prompt-cache entries than --cache-ram holds: a full cache, whatever
- * the shape (its sentences, said to f); false when that is not so */
 /* findings_holders.c: the host heap of llama-server with its prompt cache's
  * entries taken off, judged alone: a leak beside the cache (the finding
  * made one, with the cache's own sentence) */
@@ -73,6 +70,9 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 				 const struct judged *j, struct finding *f);
 /* what bounds a role's memory (ROLE_NO_BOUND: nothing, or no role) */
 enum role_bound findings__role_bound(const char *role);
+/* a host level that ended well above its start while llama-server stored
+ * more prompt-cache entries than --cache-ram holds: a full cache, whatever
+ * the shape (its sentences, said to f); false when that is not so */
 bool findings__llama_cache_full(const struct model_proc *p, const struct judged *j,
 				struct finding *f);
 /* host growth over requests that llama-server's prompt-cache entries

@@ -40,7 +40,7 @@ leak_beside_cache() {
 	# the interposer's bytes a call; the tool's rate is the rest of the heap
 	# after the cache's entries, which creeps by itself too (about 60 KiB a
 	# request in a run of the 2% leak: its rate 310 KB against 251 KB)
-	per=$((kib * 1024))
+	per=$((bytes / calls))
 	expect 'jq -e --argjson w "$per" ".leak_bytes_per_request - \$w | fabs <= 0.25 * \$w + 102400" <<<"$f" >/dev/null' \
 		"its rate $(jq .leak_bytes_per_request <<<"$f") a request, the interposer's $per" || return 1
 	expect 'jq -e ".reasons | index(\"cache_beside\") != null" <<<"$f" >/dev/null' \
@@ -63,7 +63,6 @@ test_holders_leak_2_percent_beside_the_prompt_cache() {
 	leak_beside_cache 2
 }
 
-
 # a leak of 2 MiB a request with the cache off (--cache-ram 0): a leak,
 # named by its function, at the interposer's rate. (1.2 MiB a request over
 # 16 requests is "growing, too early to tell": the first requests' buffers
@@ -71,11 +70,12 @@ test_holders_leak_2_percent_beside_the_prompt_cache() {
 # judging each holder's own series would tell it sooner)
 test_holders_leak_alone() {
 	need_llama_server || return 1
-	local f calls bytes per=$((2048 * 1024))
+	local f calls bytes per
 	leak_server 2048 -np 1 -c 4096 -t 1 --cache-ram 0 || return 1
 	start_tracer --json -p "$SERVER_PID" || return 1
 	drive --clients 1 --requests 24 --tokens 4 --spread 0 --words 200 --stream no || return 1
 	read -r calls bytes <"$T/leak.log"
+	per=$((bytes / calls))
 	f=$(host_heap_verdict)
 	echo "# $calls calls, $bytes bytes; $(jqr .message <<<"$f")"
 	expect '[ "$(jqr .kind <<<"$f")" = leak ] && jqr .message <<<"$f" | grep -q gmt_leak_keep' \

@@ -99,6 +99,74 @@ test_gpu_vulkan_spawn() {
 	expect '[ "$(jqr .processes[0].gpu.dedicated_allocs "$T/gmt.out")" = 0 ]' "none dedicated"
 }
 
+# -- CMD that allocates as soon as its device exists, as llama-server does
+# its model's buffers: the drivers its loader would load (their manifests)
+# were asked and probed before it started, so none of its allocations is
+# missed; the driver is said (and its device listed) once it is loaded
+test_gpu_vulkan_spawn_allocates_at_once() {
+	need_root
+	need_lavapipe
+	mkfifo "$T/done"
+	GMT_READY="tracing" start_tracer --json -- "$VK" --out "$T/done" --loader 6 --direct 4 ||
+		return 1
+	cat "$T/done" >"$T/wl.json"
+	wait_tracer || return 1
+	check_vulkan "$T/gmt.out" "$T/wl.json" || return 1
+	expect '[ "$(jqr "[.gpu_devices[] | select(.api == \"Vulkan\")] | length" "$T/gmt.out")" = 1 ]' \
+		"lavapipe's device alone, not the other drivers' (no device here): $(jq -c .gpu_devices "$T/gmt.out")" ||
+		return 1
+	expect 'grep -q "attached Vulkan driver: .* (probed before it was loaded)" "$T/gmt.err"' \
+		"the driver probed before it was loaded: $(grep Vulkan "$T/gmt.err")"
+}
+
+# -p on a Vulkan program that has its loader and no driver yet: the
+# drivers its manifests name are probed before tracing begins, so its
+# allocations straight after it makes its device are all seen
+test_gpu_vulkan_attach_pid_before_the_driver() {
+	need_root
+	need_lavapipe
+	mkfifo "$T/loaded" "$T/start" "$T/done"
+	"$VK" --loaded "$T/loaded" --start "$T/start" --out "$T/done" --loader 6 --direct 4 2>"$T/vk.err" &
+	local pid=$!
+	# its line: it runs, its loader mapped; then it waits for a byte
+	await_line "$T/loaded" "$pid" vkalloc "$T/vk.err" >/dev/null || return 1
+	start_tracer --json -p "$pid" || return 1
+	echo go >"$T/start"
+	await_all "$T/done" "$T/wl.json" "$pid" vkalloc "$T/vk.err" || return 1
+	wait_tracer || return 1
+	check_vulkan "$T/gmt.out" "$T/wl.json"
+}
+
+# Manifests are the target's files: broken ones (not JSON, no ICD, a
+# library_path that is no string or leads out, a huge file, a driver that
+# is not one) cost the tracer nothing; the real driver beside those the
+# loader passes over is still probed in time. (A FIFO would hang the
+# target's own loader: procfs's tests have those.)
+test_gpu_vulkan_hostile_manifests() {
+	need_root
+	need_lavapipe
+	local d=$T/icd rc
+	mkdir "$d" "$T/fatal"
+	echo '{"file_format_version": "1.0.0"}' >"$d/b.json"
+	echo '{"ICD": {"library_path": 42}}' >"$d/c.json"
+	echo '{"ICD": {"library_path": "../../../../etc/shadow"}}' >"$d/d.json"
+	echo '{"ICD": {"library_path": "/bin/true"}}' >"$d/e.json"
+	# these two the loader refuses to start with: the target fails
+	echo 'not json {' >"$T/fatal/a.json"
+	head -c $((1 << 20)) /dev/zero | tr '\0' ' ' >"$T/fatal/g.json"
+	VK_ADD_DRIVER_FILES=$d:$T/fatal timeout 60 "$GMT" --json -- "$VK" --out "$T/wl0.json" \
+		>"$T/gmt0.out" 2>"$T/gmt0.err"
+	rc=$?
+	expect '[ $rc = 0 ] && [ "$(jqr .processes[0].exit_code "$T/gmt0.out")" = 1 ]' \
+		"the tracer's exit $rc, its report says vkalloc exited 1: $(tail -3 "$T/gmt0.err")" || return 1
+	VK_ADD_DRIVER_FILES=$d timeout 60 "$GMT" --json -- "$VK" --out "$T/wl.json" --loader 6 \
+		--direct 4 >"$T/gmt.out" 2>"$T/gmt.err"
+	rc=$?
+	expect '[ $rc = 0 ]' "the tracer's exit $rc: $(tail -3 "$T/gmt.err")" || return 1
+	check_vulkan "$T/gmt.out" "$T/wl.json" || return 1
+	expect '! grep -q "shadow" "$T/gmt.out" "$T/gmt.err"' "nothing of a path leading out: $(grep shadow "$T/gmt.out" "$T/gmt.err")"
+}
+
 # the CUDA stand-in dlopen'ed after the tracer started: attached on its mmap
 test_gpu_cuda_dlopen() {
 	need_root

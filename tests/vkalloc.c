@@ -5,9 +5,12 @@
  * the loader; frees half of each through the other path; maps one; asks for
  * an impossible size; then prints what it did as JSON.
  *
- *   vkalloc [--ready FIFO] [--wait FIFO] [--out FILE] [--loader N] [--direct N] [--unit BYTES]
- *           [--dedicated] [--hold FIFO]
+ *   vkalloc [--loaded FIFO] [--start FIFO] [--ready FIFO] [--wait FIFO] [--out FILE] [--loader N] [--direct N]
+ *           [--unit BYTES] [--dedicated] [--hold FIFO]
  *
+ * --loaded FIFO write a line before vkCreateInstance (the loader is mapped,
+ *               no driver yet)
+ * --start FIFO read one byte before vkCreateInstance
  * --ready FIFO write a line once the device exists (the driver is mapped)
  * --wait FIFO  read one byte before allocating
  * --hold FIFO  read one byte before exiting, with the live half still live */
@@ -71,7 +74,8 @@ __attribute__((noinline)) static VkResult alloc_impossible(VkDeviceSize size)
 
 int main(int argc, char **argv)
 {
-	const char *wait = NULL, *hold = NULL, *out = NULL, *ready = NULL;
+	const char *wait = NULL, *hold = NULL, *out = NULL, *ready = NULL, *start = NULL,
+		   *loaded = NULL;
 	int loader_n = 4, direct_n = 4, dedicated = 0, i;
 	uint64_t unit = 1 << 20, bytes = 0, live_bytes = 0, freed = 0, live_loader = 0,
 		 live_direct = 0;
@@ -90,6 +94,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--wait"))
 			wait = v, i++;
+		else if (!strcmp(argv[i], "--start"))
+			start = v, i++;
+		else if (!strcmp(argv[i], "--loaded"))
+			loaded = v, i++;
 		else if (!strcmp(argv[i], "--ready"))
 			ready = v, i++;
 		else if (!strcmp(argv[i], "--hold"))
@@ -116,6 +124,8 @@ int main(int argc, char **argv)
 				  .apiVersion = VK_API_VERSION_1_1 };
 	VkInstanceCreateInfo ici = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
 				     .pApplicationInfo = &app };
+	say_ready(loaded);
+	wait_fifo(start);
 	if ((r = vkCreateInstance(&ici, NULL, &inst)))
 		die("vkCreateInstance", r);
 	if ((r = vkEnumeratePhysicalDevices(inst, &npd, &pd)) < 0 || !npd)

@@ -25,6 +25,12 @@ flavour=cpu
 main() {
 	say() { echo "llama-server: $*" >&2; }
 
+	# one build of a flavour at a time on a machine: a second waits, then
+	# finds the first's (two at once shared a build folder and broke both)
+	mkdir -p "$cache"
+	exec 9>"$cache/.lock-$flavour"
+	flock 9
+
 	if [ ! -f "$nlc/gitRelease.bundle" ]; then
 		say "no $nlc/gitRelease.bundle: run make e2e-deps (npm ci in tests/e2e)"
 		exit 1

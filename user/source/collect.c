@@ -75,6 +75,9 @@ static void on_gpu_call(struct collect *c, const struct gmt_gpu_call *e)
 {
 	struct gmt_gpu_call g = *e;
 
+	/* its driver's devices before the first call they classify */
+	if (e->api == GMT_API_VK)
+		gpulib__vulkan_call(c->gpu, e->hdr.pid);
 	g.hdr.len = sizeof(g);
 	g.nr_ips = 0;
 	g.stack_id = stacks__unwound(c->stacks, &e->hdr, e->ips, e->nr_ips);

@@ -41,9 +41,11 @@ void gpuapi__start(struct gpulib *g, bool spawned)
 {
 	if (!g)
 		return;
-	/* its drivers probed before tracing is said to have begun */
-	if (!spawned)
-		gpulib__drain(g);
-	gpulib__preattach(g);
+	/* its drivers probed before tracing is said to have begun: those it
+	 * has mapped, and those its Vulkan loader would load, which it may
+	 * allocate from as soon as it has loaded them (a command started
+	 * here starts after this) */
+	gpulib__preattach(g, spawned);
+	gpulib__drain(g);
 	gpulib__summary(g);
 }

@@ -28,6 +28,7 @@
 #include "linkset.h"
 #include "procfs.h"
 #include "umulti.h"
+#include "vkicd.h"
 
 #define HELPER "gpumemtrace-vkinfo"
 #define HELPER_TIMEOUT_MS 20000
@@ -71,8 +72,10 @@ struct pending {
 	pid_t child;
 	int out;	   /* the helper's standard output */
 	int lib;	   /* the driver file itself: the probes go on it */
-	__u32 pid;	   /* the target that mapped it */
-	__u64 dev, ino;	   /* the file's, which the helper's answer must name */
+	__u32 pid;	   /* the target that mapped it, or (early) will */
+	bool early;	   /* asked before the target mapped it (a manifest's) */
+	__u32 mapped_by;   /* early: the target that has mapped it since */
+	struct lib file;   /* which the helper's answer must name */
 	__u64 deadline_ns; /* CLOCK_MONOTONIC */
 	struct plan p;	   /* the exports; the helper adds the driver's entry points */
 	char path[PATH_MAX];
@@ -80,16 +83,35 @@ struct pending {
 	size_t len;
 };
 
+/* a driver asked and probed before the target mapped it: what is said of
+ * it (the probe record, its devices) waits until the target maps it, so a
+ * program that never loads it has none of its devices in its report */
+struct early {
+	__u64 dev, ino;
+	char *answer; /* the helper's, for its devices */
+	char path[PATH_MAX];
+	struct said {
+		__u32 status; /* GMT_PROBE_* */
+		unsigned int attached;
+		char what[64], reason[160];
+	} said;
+};
+
 struct gpulib {
 	struct gpulib_opts o;
 	struct pending *pending;
 	size_t nr_pending, pending_cap;
+	struct early *early; /* each said (and dropped) once mapped */
+	size_t nr_early, early_cap;
 	int ep;		  /* the helpers' outputs */
 	struct lib *libs; /* every file looked at, GPU or not */
 	size_t nr_libs, libs_cap;
 	struct linkset links;
 	unsigned int attached[GMT_API_NR]; /* libraries per API */
 	unsigned int llama_attached;
+	unsigned int drivers_mapped; /* Vulkan drivers the target had mapped */
+	unsigned int loaders_mapped; /* and Vulkan loaders */
+	bool vulkan_called;	     /* a Vulkan call seen: early drivers said */
 	char helper[PATH_MAX];
 };
 
@@ -463,12 +485,13 @@ static int launch_helper(void *arg)
 #define HELPER_NS (CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 #define HELPER_STACK (64 << 10)
 
-/* Starts the helper on a driver the target mapped, without waiting for it:
- * lavapipe takes a second to start on a busy machine, and a target that
- * fails at once would be gone, with its maps, before the events it left
- * were read. NULL, or why it could not (then the caller keeps lib). */
-static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, __u64 dev, __u64 ino,
-				int lib, const struct plan *p)
+/* Starts the helper on a driver the target mapped (or, early, will map),
+ * without waiting for it: lavapipe takes a second to start on a busy
+ * machine, and a target that fails at once would be gone, with its maps,
+ * before the events it left were read. NULL, or why it could not (then
+ * the caller keeps lib). */
+static const char *start_driver(struct gpulib *g, __u32 pid, bool early, const char *path,
+				struct lib file, int lib, const struct plan *p)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	char own[PATH_MAX], pidstr[16];
@@ -520,8 +543,8 @@ static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, _
 			       .out = out[0],
 			       .lib = lib,
 			       .pid = pid,
-			       .dev = dev,
-			       .ino = ino,
+			       .early = early,
+			       .file = file,
 			       .deadline_ns = mono_ns() + HELPER_TIMEOUT_MS * 1000000ull,
 			       .p = *p };
 	snprintf(d->path, sizeof(d->path), "%s", path);
@@ -529,34 +552,36 @@ static const char *start_driver(struct gpulib *g, __u32 pid, const char *path, _
 	return NULL;
 }
 
-/* the helper's answer: the driver's entry points into d->p, its devices
- * emitted. NULL, or why there are no entry points. */
-static const char *parse_answer(struct gpulib *g, struct pending *d, char *why, size_t size)
+/* the helper's answer about the driver at path (its text, cut up here):
+ * its entry points into p (NULL: not wanted), its devices emitted as pid's
+ * (0: not yet). NULL, or why there are no entry points. */
+static const char *parse_answer(struct gpulib *g, char *answer, const char *path,
+				const struct lib *file, struct plan *p, __u32 pid, char *why,
+				size_t size)
 {
 	struct gmt_gpu_device dev = {};
 	unsigned long long a, b, c;
 	unsigned int i, j, k;
-	char line[512], name[128];
-	const char *base = strrchr(d->path, '/');
+	char line[512], name[128], *save = NULL;
+	const char *base = strrchr(path, '/');
 	int got = 0, n;
 
-	d->buf[d->len] = 0;
-	for (char *s = strtok(d->buf, "\n"); s; s = strtok(NULL, "\n")) {
+	for (char *s = strtok_r(answer, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
 		snprintf(line, sizeof(line), "%s", s);
 		if (!strncmp(line, "error ", 6)) {
 			snprintf(why, size, "the driver says: %.120s", line + 6);
 		} else if (sscanf(line, "device %u %u %u %n", &i, &j, &k, &n) == 3) {
-			emit_device(g, &dev);
+			if (pid)
+				emit_device(g, &dev);
 			memset(&dev, 0, sizeof(dev));
-			event__init(&dev.hdr, GMT_EV_GPU_DEVICE, sizeof(dev), event__now_ns(),
-				    d->pid);
+			event__init(&dev.hdr, GMT_EV_GPU_DEVICE, sizeof(dev), event__now_ns(), pid);
 			dev.api = GMT_API_VK;
 			dev.index = i;
 			dev.vendor_id = j;
 			dev.device_id = k;
 			snprintf(dev.name, sizeof(dev.name), "%s", line + n);
 			snprintf(dev.driver, sizeof(dev.driver), "%.*s",
-				 (int)sizeof(dev.driver) - 1, base ? base + 1 : d->path);
+				 (int)sizeof(dev.driver) - 1, base ? base + 1 : path);
 		} else if (sscanf(line, "type %u %u %u", &i, &j, &k) == 3 &&
 			   i < GMT_MAX_MEM_TYPES && dev.hdr.type) {
 			dev.types[i] = (struct gmt_gpu_mem_type){ j, k };
@@ -571,13 +596,14 @@ static const char *parse_answer(struct gpulib *g, struct pending *d, char *why, 
 			dev.nr_heaps = i + 1;
 		} else if (sscanf(line, "func %127s %llu %llu %llx", name, &a, &b, &c) == 4) {
 			/* the helper's copy must be the very file the target mapped */
-			if (a != d->dev || b != d->ino || (i = func_index(name)) == ~0u)
+			if (!p || a != file->dev || b != file->ino || (i = func_index(name)) == ~0u)
 				continue;
-			plan_add(&d->p, c, i);
+			plan_add(p, c, i);
 			got++;
 		}
 	}
-	emit_device(g, &dev);
+	if (pid)
+		emit_device(g, &dev);
 	if (got)
 		return NULL;
 	if (!why[0])
@@ -610,15 +636,14 @@ static unsigned int role_api(enum role r)
 	return r == R_CU ? GMT_API_CU : r == R_HIP ? GMT_API_HIP : GMT_API_VK;
 }
 
-/* the probes on lib (closed here), and the record that says so */
-static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, enum role role,
-		       const struct plan *p, const char *err)
+/* the probes on lib (closed here), and what is to be said of them */
+static void put_probes(struct gpulib *g, int lib, const char *path, __u32 pid, enum role role,
+		       const struct plan *p, const char *err, struct said *said)
 {
-	char what[64], reason[160], by_fd[64];
+	char by_fd[64];
 	bool sync_entry = role == R_LLAMA && entry_sync(pid);
-	const char *base;
 	size_t i;
-	int failed = 0;
+	int failed = 0, e;
 
 	/* the uprobes go on the very file opened, not on what a path names */
 	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", lib);
@@ -628,33 +653,53 @@ static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, e
 		for (i = 0; i < p->n; i++)
 			if (attach_func(g, by_fd, p->off[i], p->func[i], sync_entry))
 				failed++;
+	e = errno;
 	close(lib);
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	snprintf(what, sizeof(what), "%s: %zu functions", role_what(role), p->n - failed);
-	snprintf(reason, sizeof(reason), "%s%s", path, pid ? "" : " (not loaded yet)");
-	if (p->n - failed == 0) {
-		snprintf(reason, sizeof(reason), "%s: %s", path,
-			 err	? err :
-			 failed ? strerror(errno) :
-				  "no functions to probe");
-		/* the loader opens every installed driver; most have no device here */
-		if (err && strstr(err, "no device")) {
-			emit_probe(g, GMT_PROBE_SKIPPED, base, role_what(role), reason);
-			return;
-		}
-		emit_probe(g, GMT_PROBE_FAILED, base, role_what(role), reason);
-		if (!g->o.quiet)
-			fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, reason);
+	said->attached = p->n - failed;
+	if (said->attached) {
+		said->status = GMT_PROBE_ATTACHED;
+		snprintf(said->what, sizeof(said->what), "%s: %u functions", role_what(role),
+			 said->attached);
+		snprintf(said->reason, sizeof(said->reason), "%s%s", path,
+			 pid ? "" : " (not loaded yet)");
 		return;
 	}
-	if (role == R_LLAMA || role == R_MTMD)
-		g->llama_attached++;
-	else
-		g->attached[role_api(role)]++;
-	emit_probe(g, GMT_PROBE_ATTACHED, base, what, reason);
-	if (!g->o.quiet)
-		fprintf(stderr, "gpumemtrace: attached %s in %s\n", what, reason);
+	/* the loader opens every installed driver; most have no device here */
+	said->status = err && strstr(err, "no device") ? GMT_PROBE_SKIPPED : GMT_PROBE_FAILED;
+	snprintf(said->what, sizeof(said->what), "%s", role_what(role));
+	snprintf(said->reason, sizeof(said->reason), "%s: %s", path,
+		 err	? err :
+		 failed ? strerror(e) :
+			  "no functions to probe");
+}
+
+/* the record that says what was attached, or why not, and its line */
+static void say(struct gpulib *g, const char *path, enum role role, const struct said *said)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	emit_probe(g, said->status, base, said->what, said->reason);
+	if (said->status == GMT_PROBE_ATTACHED) {
+		if (role == R_LLAMA || role == R_MTMD)
+			g->llama_attached++;
+		else
+			g->attached[role_api(role)]++;
+		if (!g->o.quiet)
+			fprintf(stderr, "gpumemtrace: attached %s in %s\n", said->what,
+				said->reason);
+	} else if (said->status == GMT_PROBE_FAILED && !g->o.quiet) {
+		fprintf(stderr, "gpumemtrace: could not attach to %s: %s\n", base, said->reason);
+	}
+}
+
+static void attach_lib(struct gpulib *g, int lib, const char *path, __u32 pid, enum role role,
+		       const struct plan *p, const char *err)
+{
+	struct said said;
+
+	put_probes(g, lib, path, pid, role, p, err, &said);
+	say(g, path, role, &said);
 }
 
 /* Look at one file; attach when it is a GPU library. `mapped` is the
@@ -697,8 +742,12 @@ static void consider(struct gpulib *g, __u32 pid, const struct procfs_map *mappe
 		close(fd);
 		return;
 	}
-	if (role == R_VK_ICD && !pid) {
-		close(fd); /* drivers are asked once the target has loaded them */
+	g->drivers_mapped += role == R_VK_ICD && pid;
+	g->loaders_mapped += role == R_VK_LOADER && pid;
+	/* a driver not mapped yet is asked early, for a target that may load
+	 * it (root: pid's manifests named it), else once one has loaded it */
+	if (role == R_VK_ICD && !pid && !root) {
+		close(fd);
 		g->nr_libs--;
 		return;
 	}
@@ -717,17 +766,65 @@ static void consider(struct gpulib *g, __u32 pid, const struct procfs_map *mappe
 		}
 	} else
 		plan_exports(&p, fd, role_api(role));
-	/* a driver is attached when the helper answers (gpulib__service) */
-	if (role == R_VK_ICD && !(err = start_driver(g, pid, path, st.st_dev, st.st_ino, fd, &p)))
-		return;
+	/* a driver is attached when the helper answers (gpulib__service); one
+	 * that could not be asked early is asked again when mapped */
+	if (role == R_VK_ICD) {
+		err = start_driver(g, pid ? pid : root, !pid, path,
+				   (struct lib){ st.st_dev, st.st_ino }, fd, &p);
+		if (!err)
+			return;
+		if (!pid) {
+			close(fd);
+			g->nr_libs--;
+			return;
+		}
+	}
 	attach_lib(g, fd, path, pid, role, &p, err);
 }
 
-/* one helper done (answered, failed or out of time): its driver attached */
+/* an early driver mapped by pid: what was said of it, and its devices */
+static void say_early(struct gpulib *g, size_t i, __u32 pid)
+{
+	struct early *e = &g->early[i];
+	char why[160];
+
+	say(g, e->path, R_VK_ICD, &e->said);
+	if (e->answer)
+		parse_answer(g, e->answer, e->path, &(struct lib){ e->dev, e->ino }, NULL, pid, why,
+			     sizeof(why));
+	free(e->answer);
+	*e = g->early[--g->nr_early];
+}
+
+/* kept (answer and all) until the target maps it; false when it cannot be */
+static bool keep_early(struct gpulib *g, const struct pending *d, char *answer,
+		       const struct said *said)
+{
+	struct early *e;
+
+	if (g->nr_early == g->early_cap) {
+		size_t cap = g->early_cap ? g->early_cap * 2 : 4;
+		struct early *v = realloc(g->early, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		g->early = v;
+		g->early_cap = cap;
+	}
+	e = &g->early[g->nr_early++];
+	*e = (struct early){ .dev = d->file.dev, .ino = d->file.ino, .said = *said };
+	e->answer = answer;
+	snprintf(e->path, sizeof(e->path), "%s", d->path);
+	return true;
+}
+
+/* one helper done (answered, failed or out of time): its driver attached;
+ * an early one's record kept until the target maps it */
 static void finish_driver(struct gpulib *g, size_t i, const char *late)
 {
 	struct pending *d = &g->pending[i];
-	char why[160] = "";
+	char why[160] = "", *answer;
+	struct said said;
 	const char *err;
 	int status;
 
@@ -740,9 +837,36 @@ static void finish_driver(struct gpulib *g, size_t i, const char *late)
 	 * the wait below waiting for it */
 	kill(d->child, SIGKILL);
 	waitpid(d->child, &status, 0);
-	err = parse_answer(g, d, why, sizeof(why));
-	attach_lib(g, d->lib, d->path, d->pid, R_VK_ICD, &d->p, err);
+	d->buf[d->len] = 0;
+	answer = d->early ? strdup(d->buf) : NULL;
+	err = parse_answer(g, d->buf, d->path, &d->file, &d->p, d->early ? d->mapped_by : d->pid,
+			   why, sizeof(why));
+	put_probes(g, d->lib, d->path, d->early ? 0 : d->pid, R_VK_ICD, &d->p, err, &said);
+	if (d->early && said.status == GMT_PROBE_ATTACHED)
+		snprintf(said.reason, sizeof(said.reason), "%.*s (probed before it was loaded)",
+			 (int)sizeof(said.reason) - 32, d->path);
+	if (d->early && !d->mapped_by && answer && keep_early(g, d, answer, &said))
+		answer = NULL; /* the record's now */
+	else
+		say(g, d->path, R_VK_ICD, &said);
+	free(answer);
 	*d = g->pending[--g->nr_pending];
+}
+
+/* a driver asked early, now mapped by pid: said now, or when answered */
+static void mapped_early(struct gpulib *g, const struct lib *file, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_early; i++)
+		if (g->early[i].dev == file->dev && g->early[i].ino == file->ino) {
+			say_early(g, i, pid);
+			return;
+		}
+	for (i = 0; i < g->nr_pending; i++)
+		if (g->pending[i].early && !g->pending[i].mapped_by &&
+		    g->pending[i].file.dev == file->dev && g->pending[i].file.ino == file->ino)
+			g->pending[i].mapped_by = pid;
 }
 
 int gpulib__fd(const struct gpulib *g)
@@ -781,25 +905,51 @@ void gpulib__drain(struct gpulib *g)
 	}
 }
 
-void gpulib__preattach(struct gpulib *g)
+/* a library the dynamic linker would find by its name alone, in pid's
+ * root: into path, false where none is */
+static bool find_lib(__u32 pid, const char *name, char *path, size_t size)
 {
-	char path[PATH_MAX];
-	size_t d, n;
+	size_t d;
 	int fd;
 
-	for (n = 0; n < sizeof(lib_names) / sizeof(lib_names[0]); n++)
-		for (d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
-			snprintf(path, sizeof(path), "%s/%s", lib_dirs[d], lib_names[n]);
-			fd = procfs__open_in_root(g->o.pid, path);
-			if (fd >= 0) {
-				close(fd);
-				consider(g, 0, NULL, g->o.pid, path);
-				break;
-			}
+	for (d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+		if (snprintf(path, size, "%s/%s", lib_dirs[d], name) >= (int)size)
+			return false;
+		fd = procfs__open_in_root(pid, path);
+		if (fd >= 0) {
+			close(fd);
+			return true;
 		}
+	}
+	return false;
 }
 
-void gpulib__scan(struct gpulib *g, __u32 pid)
+void gpulib__preattach(struct gpulib *g, bool spawned)
+{
+	static char drivers[VKICD_MAX][PATH_MAX];
+	char path[PATH_MAX];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(lib_names) / sizeof(lib_names[0]); i++)
+		if (find_lib(g->o.pid, lib_names[i], path, sizeof(path)))
+			consider(g, 0, NULL, g->o.pid, path);
+	/* The Vulkan drivers the target's loader would load, asked now: it may
+	 * allocate right after loading one, sooner than a helper answers. A
+	 * helper makes a device on its driver's GPU for a moment: asked for a
+	 * command not started yet, or a target that has the loader and no
+	 * driver yet, not for every program attached to (a CUDA server) */
+	if (!g->o.pid || g->drivers_mapped || !(spawned || g->loaders_mapped))
+		return;
+	n = vkicd__drivers(g->o.pid, drivers, VKICD_MAX);
+	for (i = 0; i < n; i++)
+		if (drivers[i][0] == '/')
+			consider(g, 0, NULL, g->o.pid, drivers[i]);
+		else if (find_lib(g->o.pid, drivers[i], path, sizeof(path)))
+			consider(g, 0, NULL, g->o.pid, path);
+}
+
+/* false when pid's maps cannot be read (it is gone) */
+static bool scan(struct gpulib *g, __u32 pid)
 {
 	char maps[64], line[4096];
 	struct procfs_map m;
@@ -808,7 +958,7 @@ void gpulib__scan(struct gpulib *g, __u32 pid)
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
 	f = fopen(maps, "re");
 	if (!f)
-		return;
+		return false;
 	while (fgets(line, sizeof(line), f)) {
 		size_t i;
 		bool known = false;
@@ -817,11 +967,36 @@ void gpulib__scan(struct gpulib *g, __u32 pid)
 			continue;
 		for (i = 0; i < g->nr_libs && !known; i++)
 			known = g->libs[i].ino == m.ino && g->libs[i].dev == makedev(m.maj, m.min);
+		if (known && (g->nr_early || g->nr_pending))
+			mapped_early(g, &(struct lib){ makedev(m.maj, m.min), m.ino }, pid);
 		if (known)
 			continue;
 		consider(g, pid, &m, pid, m.path);
 	}
 	fclose(f);
+	return true;
+}
+
+void gpulib__scan(struct gpulib *g, __u32 pid)
+{
+	scan(g, pid);
+}
+
+void gpulib__vulkan_call(struct gpulib *g, __u32 pid)
+{
+	size_t i;
+
+	if (!g || g->vulkan_called || (!g->nr_early && !g->nr_pending))
+		return;
+	g->vulkan_called = true;
+	if (scan(g, pid))
+		return;
+	/* gone already: its loader had loaded the drivers its manifests name */
+	while (g->nr_early)
+		say_early(g, g->nr_early - 1, pid);
+	for (i = 0; i < g->nr_pending; i++)
+		if (g->pending[i].early && !g->pending[i].mapped_by)
+			g->pending[i].mapped_by = pid;
 }
 
 void gpulib__summary(struct gpulib *g)
@@ -861,6 +1036,9 @@ void gpulib__free(struct gpulib *g)
 		close(d->lib);
 	}
 	free(g->pending);
+	while (g->nr_early)
+		free(g->early[--g->nr_early].answer);
+	free(g->early);
 	if (g->ep >= 0)
 		close(g->ep);
 	linkset__destroy((struct linkset *[]){ &g->links }, 1);

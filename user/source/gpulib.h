@@ -38,10 +38,16 @@ struct gpulib_opts {
 
 struct gpulib *gpulib__new(const struct gpulib_opts *o);
 /* the system's copies of the usual libraries, before the target maps them:
- * uprobes on a file apply from the moment it is mapped */
-void gpulib__preattach(struct gpulib *g);
+ * uprobes on a file apply from the moment it is mapped; and the Vulkan
+ * drivers its manifests name, for a command not started yet (spawned) or
+ * a target with the Vulkan loader and no driver yet */
+void gpulib__preattach(struct gpulib *g, bool spawned);
 /* attach to GPU libraries newly mapped by pid; cheap when nothing changed */
 void gpulib__scan(struct gpulib *g, __u32 pid);
+/* pid's first Vulkan call: the drivers asked before it loaded them are
+ * said (their devices emitted) before the call is, where its maps show
+ * them or, when it is gone, all of them (its loader loaded them) */
+void gpulib__vulkan_call(struct gpulib *g, __u32 pid);
 /* Vulkan drivers are asked by a helper process while events go on being
  * read: gpulib__fd is readable when one answers, gpulib__service attaches
  * those that answered or ran out of time, gpulib__drain waits for them all */

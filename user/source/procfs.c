@@ -168,6 +168,7 @@ struct open_job {
 	const struct procfs_cred *c;
 	int dir;
 	const char *path;
+	__u64 flags; /* O_DIRECTORY for a directory, else 0 */
 	int fd, err;
 };
 
@@ -178,7 +179,7 @@ struct open_job {
 static void *open_as_target(void *arg)
 {
 	struct open_job *j = arg;
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | j->flags,
 				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	gid_t groups[PROCFS_MAX_GROUPS];
 	unsigned int i;
@@ -202,17 +203,14 @@ static void *open_as_target(void *arg)
 	return NULL;
 }
 
-int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path)
+/* open_as_target's fd for path in root's root; errno set where it is -1 */
+static int open_in_root(const struct procfs_cred *c, __u32 root, const char *path, __u64 flags)
 {
-	struct open_job j = { .c = c, .path = path, .fd = -1, .err = EPERM };
+	struct open_job j = { .c = c, .path = path, .flags = flags, .fd = -1, .err = EPERM };
 	char dir[64] = "/";
 	pthread_t t;
 	int e;
 
-	if (!c->known) {
-		refuse(c->pid, path, "whose credentials it is read with are unknown");
-		return -1;
-	}
 	if (root)
 		snprintf(dir, sizeof(dir), "/proc/%u/root", root);
 	j.dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -222,17 +220,27 @@ int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path)
 	if (!e)
 		pthread_join(t, NULL);
 	close(j.dir);
-	if (e) {
-		errno = e;
+	errno = e ? e : j.err;
+	return e ? -1 : j.fd;
+}
+
+int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path)
+{
+	int fd, err;
+
+	if (!c->known) {
+		refuse(c->pid, path, "whose credentials it is read with are unknown");
 		return -1;
 	}
-	if (j.fd < 0 && (j.err == EACCES || j.err == EPERM))
+	fd = open_in_root(c, root, path, 0);
+	err = errno;
+	if (fd < 0 && (err == EACCES || err == EPERM))
 		refuse(c->pid, path, "its user (uid %u) may not read it: %s", c->uid,
-		       strerror(j.err));
-	else if (j.fd < 0 && j.err == ELOOP)
-		refuse(c->pid, path, "it goes through a /proc link: %s", strerror(j.err));
-	errno = j.err;
-	return checked(j.fd, c->pid, path);
+		       strerror(err));
+	else if (fd < 0 && err == ELOOP)
+		refuse(c->pid, path, "it goes through a /proc link: %s", strerror(err));
+	errno = err;
+	return checked(fd, c->pid, path);
 }
 
 int procfs__open_in_root(__u32 pid, const char *path)
@@ -242,6 +250,15 @@ int procfs__open_in_root(__u32 pid, const char *path)
 	if (!procfs__cred(pid, &c))
 		return -1; /* gone */
 	return procfs__open_as(&c, pid, path);
+}
+
+int procfs__open_dir_in_root(__u32 pid, const char *path)
+{
+	struct procfs_cred c;
+
+	if (!procfs__cred(pid, &c))
+		return -1;
+	return open_in_root(&c, pid, path, O_DIRECTORY);
 }
 
 int procfs__open_mapped(__u32 pid, __u64 start, __u64 end)

@@ -45,6 +45,8 @@ bool procfs__cred(__u32 pid, struct procfs_cred *c);
 int procfs__open_as(const struct procfs_cred *c, __u32 root, const char *path);
 /* the same with pid's credentials, in its root */
 int procfs__open_in_root(__u32 pid, const char *path);
+/* a directory there, the same way, to list; -1 (quietly) on error */
+int procfs__open_dir_in_root(__u32 pid, const char *path);
 /* /proc/PID/map_files/START-END: the very file a process maps, which it
  * could read when it mapped it; opened as we are, refused unless regular */
 int procfs__open_mapped(__u32 pid, __u64 start, __u64 end);

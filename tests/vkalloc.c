@@ -5,8 +5,8 @@
  * the loader; frees half of each through the other path; maps one; asks for
  * an impossible size; then prints what it did as JSON.
  *
- *   vkalloc [--loaded FIFO] [--start FIFO] [--ready FIFO] [--wait FIFO] [--out FILE] [--loader N] [--direct N]
- *           [--unit BYTES] [--dedicated] [--hold FIFO]
+ *   vkalloc [--loaded FIFO] [--start FIFO] [--ready FIFO] [--wait FIFO] [--out FILE]
+ *           [--loader N] [--direct N] [--unit BYTES] [--dedicated] [--hold FIFO]
  *
  * --loaded FIFO write a line before vkCreateInstance (the loader is mapped,
  *               no driver yet)

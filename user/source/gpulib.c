@@ -948,11 +948,13 @@ void gpulib__preattach(struct gpulib *g, bool spawned)
 			consider(g, 0, NULL, g->o.pid, path);
 }
 
-/* false when pid's maps cannot be read (it is gone) */
+/* false when pid's maps cannot be read, or show nothing: it is gone (a
+ * zombie's maps open, and are empty) */
 static bool scan(struct gpulib *g, __u32 pid)
 {
 	char maps[64], line[4096];
 	struct procfs_map m;
+	bool any = false;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
@@ -963,6 +965,7 @@ static bool scan(struct gpulib *g, __u32 pid)
 		size_t i;
 		bool known = false;
 
+		any = true;
 		if (!procfs__map_line(line, &m) || m.perms[2] != 'x' || m.path[0] != '/')
 			continue;
 		for (i = 0; i < g->nr_libs && !known; i++)
@@ -974,7 +977,7 @@ static bool scan(struct gpulib *g, __u32 pid)
 		consider(g, pid, &m, pid, m.path);
 	}
 	fclose(f);
-	return true;
+	return any;
 }
 
 void gpulib__scan(struct gpulib *g, __u32 pid)

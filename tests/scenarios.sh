@@ -168,6 +168,20 @@ test_scenario_graph_burst_is_judged_in_counts() {
 	done
 }
 
+# 4 as the H100's short image run showed it: a graph a request, 24
+# requests in seconds. ggml-cuda sweeps out graphs unused for 10 s every
+# 5 s, and none could have been swept yet: growing, not a leak, and no
+# confidence above 0.5
+test_scenario_graph_short_run_is_too_early() {
+	for seed in $SEEDS; do
+		scenario graph-short "$seed" || return 1
+		check '[.findings[] | select(.kind == "leak")] | length == 0' "no leak" || return 1
+		check 'f("growing"; "cuda_graphs")[0] | .reason == "count_before_sweep" and
+			.confidence <= 0.5 and near(.count_per_request; 1; 0.05)' \
+			"growing, before the sweep could come" || return 1
+	done
+}
+
 # 4 as the H200 showed it: graphs made one a request, then swept back to a
 # few; NVML rose with them and held, while the API's only growth was a step.
 # The count is a bounded set that swings (not "steady between 0 and 265"),

@@ -831,6 +831,11 @@ void test_words_line_of_a_filling_cache(void)
 	words__line(&f, line, sizeof(line));
 	printf("# %s\n", line);
 	ASSERT_TRUE(strstr(line, "beside the prompt cache") != NULL, "a leak beside the cache");
+	/* and what holds it, as the live view and Prometheus show it */
+	finding__str(&f, "holder", "gmt_leak_keep");
+	words__line(&f, line, sizeof(line));
+	printf("# %s\n", line);
+	ASSERT_TRUE(strstr(line, "held by gmt_leak_keep") != NULL, "the leak's holder named");
 }
 
 /* the words of the verdicts: every code has a name and a sentence that

@@ -66,6 +66,16 @@ void finding__num(struct finding *f, const char *key, double v)
 		f->nr_nums++;
 }
 
+const char *finding__str_of(const struct finding *f, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < FINDING_STRS && f->strs_key[i]; i++)
+		if (!strcmp(f->strs_key[i], key))
+			return f->strs[i];
+	return NULL;
+}
+
 void finding__str(struct finding *f, const char *key, const char *v)
 {
 	size_t i;

@@ -68,7 +68,7 @@ struct finding {
 		double v;
 	} nums[FINDING_NUMS];
 	size_t nr_nums;
-#define FINDING_STRS 3
+#define FINDING_STRS 4
 	const char *strs_key[FINDING_STRS];
 	char strs[FINDING_STRS][64];
 	struct finding_stack stacks[FINDING_STACKS];
@@ -109,6 +109,8 @@ const char *findings__kind_tag(enum finding_kind k);
 const char *findings__say_name(enum say code);
 /* the finding's reason: its message's first code */
 enum say finding__reason(const struct finding *f);
+/* the value of one of its strs by key; NULL where it has none */
+const char *finding__str_of(const struct finding *f, const char *key);
 /* a frame as the reports name it: its symbol, else "module+0xOFFSET" (in buf) */
 const char *findings__frame_name(const struct model_frame *fr, char *buf, size_t size);
 

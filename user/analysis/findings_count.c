@@ -9,6 +9,10 @@
 
 /* a count that moves by fewer than this is steady, whatever its shape */
 #define SWING_MIN 8
+/* ggml-cuda (ggml_backend_cuda_context::cuda_graph) sweeps every 5 s the
+ * graphs unused for 10 s: a set of them still growing over longer than
+ * that was not swept */
+#define GRAPH_SWEEP_S 15.0
 
 static double lowest(const struct judged *j)
 {
@@ -47,8 +51,8 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 {
 	struct llama_conf conf;
 	struct finding *f;
-	double pts = j->n - j->base, lo, hi;
-	bool swings;
+	double pts = j->n - j->base, lo, hi, span;
+	bool swings, before_sweep;
 	size_t i;
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n || cited(p, fs))
@@ -61,11 +65,26 @@ void judged__judge_count(const struct model_proc *p, const struct judged *j, str
 	swings = (j->r.shape == SHAPE_STEADY || j->r.shape == SHAPE_SETTLED ||
 		  j->r.shape == SHAPE_BOUNDED) &&
 		 hi - j->y[j->n - 1] >= fmax(SWING_MIN, hi / 2);
-	f = judged__finding(fs, swings ? F_BOUNDED : judged__kind(j), p, j);
-	if (!f)
-		return;
 	/* read before the swings' jump to hold:, which says it */
 	llama_conf__read(p, &conf);
+	span = j->n > 1 ? (j->ts[j->n - 1] - j->ts[0]) / 1e9 : 0;
+	before_sweep = j->r.shape == SHAPE_LEAK && j->c.kind == MODEL_KIND_GRAPH_EXEC &&
+		       conf.server && span < GRAPH_SWEEP_S;
+	f = judged__finding(fs,
+			    swings	 ? F_BOUNDED :
+			    before_sweep ? F_GROWING :
+					   judged__kind(j),
+			    p, j);
+	if (!f)
+		return;
+	if (before_sweep) {
+		f->confidence = fmin(f->confidence, 0.5);
+		SAY(f, M_COUNT_BEFORE_SWEEP, .where = j->c.text,
+		    .slope = judged__per_unit(j, j->r.slope), .first = j->y[0],
+		    .last = j->y[j->n - 1], .points = pts, .pr = j->per_request, .span = span,
+		    .needed = GRAPH_SWEEP_S);
+		goto hold;
+	}
 	if (swings) {
 		for (i = 0; i < j->n && j->y[i] < hi; i++)
 			;

@@ -118,6 +118,7 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 	finding__num(f, "cache_held_bytes", held);
 	if (isfinite(limit))
 		finding__num(f, "cache_ram_bytes", limit);
+	finding__str(f, "holder", v[0].label);
 	SAY(f, M_LEAK_BESIDE_CACHE, .where = j->c.text, .label = v[0].label,
 	    .slope = judged__per_unit(j, r.slope), .lo = judged__per_unit(j, r.slope_lo),
 	    .hi = judged__per_unit(j, r.slope_hi), .rest = rise, .points = n - 1, .held = held,

@@ -240,11 +240,31 @@ static void roles_say(struct finding *f, enum roles_verdict roles, const struct 
 		    .share = share(f, top), .rest_bounded = f->role_v[0].bound != ROLE_NO_BOUND);
 }
 
+/* what holds a leak, for its one-line forms (the live view, Prometheus):
+ * the role past its bound, the biggest stack of no role beside bounded
+ * ones, else the biggest stack (its role where its frames say) */
+static void name_holder(struct finding *f, enum roles_verdict roles, const struct finding_role *top)
+{
+	size_t k;
+
+	for (k = 0; k < f->nr_stacks && f->stacks[k].role[0]; k++)
+		;
+	if (roles == ROLES_PAST_BOUND && top)
+		finding__str(f, "holder", top->role);
+	else if (roles == ROLES_UNBOUNDED && k < f->nr_stacks)
+		finding__str(f, "holder", f->stacks[k].label);
+	else if (f->nr_stacks)
+		finding__str(f, "holder",
+			     f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label);
+}
+
 static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
 			 const struct finding_say *say, enum roles_verdict roles,
 			 const struct finding_role *top, struct finding *f)
 {
 	const char *what = NULL;
+
+	name_holder(f, roles, top);
 
 	SAY(f, M_LEAK, .where = j->c.text, .slope = judged__per_unit(j, j->r.slope),
 	    .lo = judged__per_unit(j, j->r.slope_lo), .hi = judged__per_unit(j, j->r.slope_hi),

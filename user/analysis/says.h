@@ -74,6 +74,7 @@ enum finding_kind {
 	X(M_GRAPHS_NOW, "graphs_now", V(per_unit) V(live) V(pr)) \
 	X(M_COUNT_LEAK, "count_leak", S(where) V(slope) V(first) V(last) V(points) V(pr) V(base)) \
 	X(M_COUNT_GROWING, "count_growing", S(where) V(slope) V(first) V(last) V(points) V(pr)) \
+	X(M_COUNT_BEFORE_SWEEP, "count_before_sweep", S(where) V(slope) V(first) V(last) V(points) V(pr) V(span) V(needed)) \
 	X(M_COUNT_LEVELS, "count_levels", S(where) V(first) V(ceiling) V(lo) V(hi) V(point) V(points) V(pr)) \
 	X(M_COUNT_STEP, "count_step", S(where) V(step) V(first) V(last) V(point) V(pr)) \
 	X(M_COUNT_STEADY, "count_steady", S(where) V(lo) V(hi) V(points) V(pr)) \

@@ -440,6 +440,17 @@ static void say_M_COUNT_GROWING(struct words *w, const struct say_M_COUNT_GROWIN
 	    x->where, x->slope, unit(x->pr), x->first, x->last, x->points, point(x->pr));
 }
 
+static void say_M_COUNT_BEFORE_SWEEP(struct words *w, const struct say_M_COUNT_BEFORE_SWEEP *x)
+{
+	put(w,
+	    "%s rose by %.2f per %s, %.0f to %.0f over %.0f %ss in %.1f s. llama.cpp's "
+	    "CUDA backend sweeps out graphs unused for 10 s, every 5 s: a leak of them "
+	    "shows only in a count that still grows over %.0f s of work or more. Too "
+	    "early to tell.",
+	    x->where, x->slope, unit(x->pr), x->first, x->last, x->points, point(x->pr), x->span,
+	    x->needed);
+}
+
 static void say_M_COUNT_LEVELS(struct words *w, const struct say_M_COUNT_LEVELS *x)
 {
 	put(w,
@@ -1440,6 +1451,8 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 			put(&w, " the API does not explain");
 		if (finding__reason(f) == M_LEAK_BESIDE_CACHE)
 			put(&w, " beside the prompt cache");
+		if (finding__str_of(f, "holder"))
+			put(&w, ", held by %s", finding__str_of(f, "holder"));
 		if (isfinite(f->requests_to_exhaustion))
 			put(&w, ", out of memory in ~%.0f requests", f->requests_to_exhaustion);
 		break;

@@ -328,12 +328,15 @@ static void requests(FILE *out, struct model_proc **live, size_t n)
 
 static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct findings *fs)
 {
-	char extra[160];
+	char extra[320];
+	const char *holder;
 	size_t i, j, k;
+	FILE *x;
 
 	head(out, "verdict", "gauge",
 	     "1 for each verdict standing on a category of the process (verdict: leak, "
-	     "bounded_cache, growing, alloc_failure, eviction_slowdown, steady, ...).");
+	     "bounded_cache, growing, alloc_failure, eviction_slowdown, steady, ...; holder: "
+	     "what holds a leak, a stack's frame or a role, where known).");
 	for (i = 0; fs && i < n; i++)
 		for (j = 0; j < fs->n; j++) {
 			const struct finding *f = &fs->v[j];
@@ -347,8 +350,14 @@ static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct
 					break;
 			if (k < j)
 				continue;
-			snprintf(extra, sizeof(extra), "category=\"%s\",verdict=\"%s\"",
-				 f->category, findings__kind_name(f->kind));
+			holder = finding__str_of(f, "holder");
+			x = fmemopen(extra, sizeof(extra), "w");
+			if (!x)
+				continue;
+			fprintf(x, "category=\"%s\",verdict=\"%s\",", f->category,
+				findings__kind_name(f->kind));
+			label(x, "holder", holder ? holder : "", 64);
+			fclose(x);
 			sample(out, "verdict", live[i], extra, 1);
 		}
 }

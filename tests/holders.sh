@@ -36,7 +36,7 @@ leak_beside_cache() {
 	echo "# $(jqr .message <<<"$f")"
 	jq -c '[.findings[] | select(.kind != "steady") | [.kind, .category, .reason, .bytes_per_request]]' "$T/gmt.out" | sed 's/^/# /'
 	expect '[ "$(jqr .kind <<<"$f")" = leak ]' "a leak: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
-	expect 'jqr .message <<<"$f" | grep -q gmt_leak_keep && [ "$(jqr .holder <<<"$f")" = gmt_leak_keep ]' \
+	expect 'jqr .message <<<"$f" | grep -q gmt_leak_keep && jqr .holder <<<"$f" | grep -q gmt_leak_keep' \
 		"named by its function, its holder: $(jq -c .holder <<<"$f")" || return 1
 	# the interposer's bytes a call; the tool's rate is the rest of the heap
 	# after the cache's entries, which creeps by itself too (about 60 KiB a
@@ -74,7 +74,12 @@ test_holders_leak_alone() {
 	local f calls bytes per
 	leak_server 2048 -np 1 -c 4096 -t 1 --cache-ram 0 || return 1
 	start_tracer --json --metrics-file "$T/gmt.prom" -p "$SERVER_PID" || return 1
-	drive --clients 1 --requests 24 --tokens 4 --spread 0 --words 200 --stream no || return 1
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --clients 1 --requests 24 --tokens 4 --spread 0 \
+		--words 200 --stream no >"$T/client.json" || return 1
+	# the tracer first: the metrics are those of processes still running
+	kill -INT "$GMT_PID"
+	wait_tracer || return 1
+	stop_server
 	read -r calls bytes <"$T/leak.log"
 	per=$((bytes / calls))
 	f=$(host_heap_verdict)
@@ -82,8 +87,8 @@ test_holders_leak_alone() {
 	expect '[ "$(jqr .kind <<<"$f")" = leak ] && jqr .message <<<"$f" | grep -q gmt_leak_keep' \
 		"a leak named by its function: $(jq -c '[.kind, .reasons]' <<<"$f")" || return 1
 	# its holder beside the verdict, where one line must say it
-	expect '[ "$(jqr .holder <<<"$f")" = gmt_leak_keep ]' "its holder: $(jq -c .holder <<<"$f")" || return 1
-	expect 'grep -q "^gpumemtrace_verdict{pid=\"$SERVER_PID\",.*category=\"host_anon\",verdict=\"leak\",holder=\"gmt_leak_keep\"} 1" "$T/gmt.prom"' \
+	expect 'jqr .holder <<<"$f" | grep -q gmt_leak_keep' "its holder: $(jq -c .holder <<<"$f")" || return 1
+	expect 'grep -q "^gpumemtrace_verdict{pid=\"$SERVER_PID\",.*category=\"host_anon\",verdict=\"leak\",holder=\"[^\"]*gmt_leak_keep[^\"]*\"} 1" "$T/gmt.prom"' \
 		"the metric's holder: $(grep "^gpumemtrace_verdict" "$T/gmt.prom")" || return 1
 	expect 'jq -e --argjson w "$per" ".bytes_per_request - \$w | fabs <= 0.25 * \$w + 102400" <<<"$f" >/dev/null' \
 		"its rate $(jq .bytes_per_request <<<"$f") a request, the interposer's $per"

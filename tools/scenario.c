@@ -779,10 +779,10 @@ static void cache_filling(struct gen *g, bool leak)
 }
 
 static const char *const names[] = {
-	"host-cache",	 "fixed-step-cache", "fixed-step-leak", "eviction",    "graph-growth",
-	"startup-oom",	 "steady",	     "warmup",		"noisy",       "cache-fills",
-	"eviction-back", "cache-filling",    "cache-and-leak",	"graph-burst", "graph-sweep",
-	"graph-short",
+	"host-cache",	  "fixed-step-cache", "fixed-step-leak", "eviction",
+	"graph-growth",	  "startup-oom",      "steady",		 "warmup",
+	"noisy",	  "cache-fills",      "eviction-back",	 "cache-filling",
+	"cache-and-leak", "graph-burst",      "graph-sweep",	 "graph-short",
 };
 
 int main(int argc, char **argv)

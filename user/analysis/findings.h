@@ -70,7 +70,7 @@ struct finding {
 	size_t nr_nums;
 #define FINDING_STRS 4
 	const char *strs_key[FINDING_STRS];
-	char strs[FINDING_STRS][64];
+	char strs[FINDING_STRS][96]; /* a stack's label fits (finding_stack) */
 	struct finding_stack stacks[FINDING_STACKS];
 	size_t nr_stacks;
 	char roles[200]; /* what the growth is for, by role, where the stacks say */

@@ -356,7 +356,7 @@ static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct
 				continue;
 			fprintf(x, "category=\"%s\",verdict=\"%s\",", f->category,
 				findings__kind_name(f->kind));
-			label(x, "holder", holder ? holder : "", 64);
+			label(x, "holder", holder ? holder : "", sizeof(fs->v[j].strs[0]));
 			fclose(x);
 			sample(out, "verdict", live[i], extra, 1);
 		}

@@ -109,7 +109,7 @@ static void memory(FILE *out, const struct model *m, struct model_proc **live, s
 static void roles(FILE *out, const struct model *m, struct model_proc **live, size_t n)
 {
 	struct role_bytes v[64];
-	char extra[96];
+	char extra[128];
 	size_t i, k, nv;
 
 	head(out, "role_bytes", "gauge",
@@ -139,7 +139,7 @@ static void gpu(FILE *out, const struct model *m, struct model_proc **live, size
 		{ "gpu_allocation_failures_total", "counter",
 		  "GPU API allocation calls that failed." },
 	};
-	char extra[96];
+	char extra[128];
 	unsigned int a, k;
 	size_t i, j;
 
@@ -270,7 +270,7 @@ static void requests(FILE *out, struct model_proc **live, size_t n)
 	static const char *const codes[MODEL_REQ_CODES] = { "1xx", "2xx", "3xx",
 							    "4xx", "5xx", "none" };
 	struct model_req_totals *t = calloc(n ? n : 1, sizeof(*t));
-	char extra[96];
+	char extra[128];
 	size_t i, k, c;
 
 	if (!t)
@@ -366,7 +366,7 @@ static void verdicts(FILE *out, struct model_proc **live, size_t n, const struct
  * slower than its own usual rate, by cause */
 static void waits(FILE *out, struct model_proc **live, size_t n, const struct findings *fs)
 {
-	char extra[96];
+	char extra[128];
 	size_t i, j, k;
 
 	head(out, "major_faults_total", "counter",

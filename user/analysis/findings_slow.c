@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/search.h"
 #include "findings.h"
 #include "llama_conf.h"
 
@@ -279,6 +280,23 @@ static bool in_span(const struct span *w, size_t i)
 	 * that share one with the slow ones would count theirs */
 	return x->typical &&
 	       (x->to + w->guard < w->v[w->a].from || x->from > w->v[w->b].to + w->guard);
+}
+
+/* The CPU quota that held requests from..to: read once an interval, so a
+ * quota set just before them is read during them or at the first reading
+ * after; the first one set from `from` on, up to that reading (0: none).
+ * Read at the first request's end alone it was "0.00 CPUs" once. */
+static __u64 quota_over(const struct model_ticks *t, __u64 from, __u64 to)
+{
+	size_t k = search__after(t->p, t->n, sizeof(*t->p), offsetof(struct model_tick, ts), from);
+
+	for (; k < t->n; k++) {
+		if (t->p[k].v[MODEL_W_QUOTA_MILLI])
+			return t->p[k].v[MODEL_W_QUOTA_MILLI];
+		if (t->p[k].ts > to)
+			break;
+	}
+	return 0;
 }
 
 static struct sum over_ticks(const struct model_ticks *t, int field, const struct span *w)
@@ -836,7 +854,7 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 		/* its compute threads where -t says (its own threads include idle ones) */
 		double threads = conf.threads.v > 0 ? conf.threads.v : 0;
 
-		model_ticks__at(&p->waits, MODEL_W_QUOTA_MILLI, v[a].to, &quota);
+		quota = quota_over(&p->waits, v[a].from, v[b].to);
 		model_ticks__at(&p->waits, MODEL_W_CPUS, v[a].to, &cpus);
 		model_ticks__at(&m->host_ticks, MODEL_H_RUNNING, v[a].to, &running);
 		if (quota)

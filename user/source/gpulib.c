@@ -92,7 +92,6 @@ struct early {
 	char path[PATH_MAX];
 	struct said {
 		__u32 status; /* GMT_PROBE_* */
-		unsigned int attached;
 		char what[64], reason[160];
 	} said;
 };
@@ -642,7 +641,7 @@ static void put_probes(struct gpulib *g, int lib, const char *path, __u32 pid, e
 {
 	char by_fd[64];
 	bool sync_entry = role == R_LLAMA && entry_sync(pid);
-	size_t i;
+	size_t i, attached;
 	int failed = 0, e;
 
 	/* the uprobes go on the very file opened, not on what a path names */
@@ -655,11 +654,11 @@ static void put_probes(struct gpulib *g, int lib, const char *path, __u32 pid, e
 				failed++;
 	e = errno;
 	close(lib);
-	said->attached = p->n - failed;
-	if (said->attached) {
+	attached = p->n - failed;
+	if (attached) {
 		said->status = GMT_PROBE_ATTACHED;
-		snprintf(said->what, sizeof(said->what), "%s: %u functions", role_what(role),
-			 said->attached);
+		snprintf(said->what, sizeof(said->what), "%s: %zu functions", role_what(role),
+			 attached);
 		snprintf(said->reason, sizeof(said->reason), "%s%s", path,
 			 pid ? "" : " (not loaded yet)");
 		return;

@@ -120,3 +120,50 @@ test_holders_leak_paused_is_a_leak() {
 	expect 'jq -e --argjson w "$per" ".bytes_per_request - \$w | fabs <= 0.25 * \$w + 102400" <<<"$f" >/dev/null' \
 		"its rate $(jq .bytes_per_request <<<"$f") a request, the interposer's $per"
 }
+
+# A leak beside a cache that fills, in a cgroup: where the memory runs out
+# counts both, the cache until --cache-ram (384 MiB) holds no more, the
+# leak (3 MiB a request) after. The truth: the cgroup's limit and usage as
+# its files say at the end, the entries' size and count by the server's
+# log, the interposer's bytes a call
+test_holders_leak_beside_the_cache_runs_out() {
+	need_llama_server || return 1
+	local f cg=gmt-hold-$$ calls bytes used room entry held left want got
+	mem_cgroup "$cg" || return 1
+	echo $((1024 * MIB)) >"$CG_DIR/$CG_LIMIT" || { rm_cgroup; return 1; }
+	leak_server 3072 -np 1 -c 4096 -t 1 -lv 4 --cache-ram 384 || { rm_cgroup; return 1; }
+	echo "$SERVER_PID" >"$CG_DIR/cgroup.procs" || { rm_cgroup; return 1; }
+	start_tracer --json -p "$SERVER_PID" || { rm_cgroup; return 1; }
+	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 24 --tokens 4 --spread 0 --words 200 \
+		--stream no >"$T/client.json" || { rm_cgroup; return 1; }
+	if [ "$CG_LIMIT" = memory.max ]; then
+		used=$(cat "$CG_DIR/memory.current")
+	else
+		used=$(cat "$CG_DIR/memory.usage_in_bytes")
+	fi
+	stop_server
+	wait_tracer
+	rm_cgroup
+	read -r calls bytes <"$T/leak.log"
+	f=$(host_heap_verdict)
+	echo "# $(jqr .message <<<"$f")"
+	expect '[ "$(jqr .kind <<<"$f")" = leak ] && jqr .holder <<<"$f" | grep -q gmt_leak_keep' \
+		"a leak beside the cache: $(jq -c '[.kind, .reasons, .holder]' <<<"$f")" || return 1
+	# the room the cgroup leaves, taken by the leak and the entries until
+	# the cache is full, then by the leak alone
+	room=$((1024 * MIB - used))
+	held=$(cache_state_mib)
+	entry=$(awk -v m="$held" -v n="$(cache_held)" 'BEGIN { printf "%d", m / n * 1048576 }')
+	left=$(awk -v m="$held" 'BEGIN { printf "%d", (384 - m) * 1048576 }')
+	want=$(awk -v r="$room" -v l="$((bytes / calls))" -v e="$entry" -v c="$left" 'BEGIN {
+		full = c / e
+		if (full * (l + e) >= r) printf "%.0f", r / (l + e)
+		else printf "%.0f", full + (r - full * (l + e)) / l }')
+	got=$(jqr .requests_to_exhaustion <<<"$f")
+	echo "# the cgroup leaves $room bytes; entries of $entry, $left more; the leak $((bytes / calls)) a request: $want requests; the tool's $got"
+	expect '[ "$(jqr .limited_by <<<"$f")" = "its cgroup'"'"'s memory limit" ] &&
+		jq -e ".reasons | index(\"runs_out_cgroup\") != null and index(\"runs_out_with_cache\") != null" <<<"$f" >/dev/null' \
+		"the cgroup's limit named, the cache counted: $(jq -c '[.limited_by, .reasons]' <<<"$f")" || return 1
+	expect 'awk -v g="$got" -v w="$want" "BEGIN { exit !(g >= 0.75 * w && g <= 1.25 * w) }"' \
+		"out of memory in $got requests; the cgroup's and the server's figures say $want"
+}

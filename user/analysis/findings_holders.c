@@ -59,12 +59,29 @@ static double unbounded_touches(const struct model *m, const struct model_proc *
 	return bytes;
 }
 
+/* points until room is taken: the leak's, and the cache's at its rate so
+ * far until it holds left more (its limit), then the leak's alone */
+static double points_to_room(double room, double leak, double fill, double left)
+{
+	double full;
+
+	if (!(room > 0) || !(leak > 0))
+		return -1;
+	if (!(fill > 0) || !(left > 0))
+		return room / leak;
+	full = left / fill;
+	if (full * (leak + fill) >= room)
+		return room / (leak + fill);
+	return full + (room - full * (leak + fill)) / leak;
+}
+
 bool findings__leak_beside_cache(const struct model *m, const struct model_proc *p,
 				 const struct judged *j, struct finding *f)
 {
 	const struct model_llama_state *s = &p->lstate;
 	struct finding_stack v[TOP_STACKS];
-	double rest[4096], limit, rise, half, touched, late, held, err, samples;
+	double rest[4096], limit, rise, half, touched, late, held, err, samples, fill, left;
+	const char *what = NULL;
 	size_t i, k, n = j->n, h, nv;
 	__u64 last;
 	struct shape_result r;
@@ -126,6 +143,18 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 	SAY(f, M_CACHE_BESIDE, .saves = s->saves, .mean = (double)s->entry_bytes / s->saves,
 	    .total = s->entry_bytes, .held = held, .mib = c.cache_ram.v, .from = c.cache_ram.from,
 	    .full = (double)s->entry_bytes > limit, .fit = floor(limit / s->entry_max));
+	/* where the memory runs out: the cache still fills beside the leak */
+	fill = held / (n - 1);
+	left = limit - cache_held(p, last, limit);
+	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
+		double pts = points_to_room(f->limit - j->y[j->n - 1], r.slope, fill, left);
+
+		judged__runs_out(p, j, pts, what, f);
+		if (pts >= 0 && fill > 0 && left > 0) {
+			finding__num(f, "cache_room_bytes", isfinite(left) ? left : -1);
+			SAY(f, M_RUNS_OUT_WITH_CACHE, .fill = fill, .left = left);
+		}
+	}
 	SAY(f, M_TRY_HOST_STACKS);
 	return true;
 }

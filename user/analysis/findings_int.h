@@ -41,6 +41,10 @@ double judged__per_unit(const struct judged *j, double per_point);
 bool judged__growing(const struct judged *j);
 /* the process's memory: every category that holds bytes, at its last level */
 double judged__footprint(const struct judged *all, size_t n);
+/* findings_shape.c: "runs out after about pts more points" (of f->limit,
+ * which category__limit named what) */
+void judged__runs_out(const struct model_proc *p, const struct judged *j, double pts,
+		      const char *what, struct finding *f);
 /* findings_shape.c: a finding from each category's shape */
 void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
 		   size_t nall, const struct judged *j, struct findings *fs);

@@ -258,6 +258,37 @@ static void name_holder(struct finding *f, enum roles_verdict roles, const struc
 			     f->stacks[0].role[0] ? f->stacks[0].role : f->stacks[0].label);
 }
 
+/* where a growth of pts more points ends: f->limit, read by
+ * category__limit as what */
+void judged__runs_out(const struct model_proc *p, const struct judged *j, double pts,
+		      const char *what, struct finding *f)
+{
+	if (!(pts >= 0) || !isfinite(pts))
+		return;
+	if (j->per_request)
+		f->requests_to_exhaustion = ceil(pts);
+	f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
+	finding__str(f, "limited_by", what);
+	if (what == category_cgroup_limit) {
+		finding__str(f, "cgroup", p->mem_limit_cgroup);
+		finding__num(f, "cgroup_limit_bytes", p->mem_limit);
+		finding__num(f, "cgroup_used_bytes", p->mem_limit_used);
+		/* the room past the limit is swap's */
+		double swap = f->limit - j->y[j->n - 1] -
+			      (p->mem_limit > p->mem_limit_used ?
+				       (double)(p->mem_limit - p->mem_limit_used) :
+				       0);
+
+		SAY(f, M_RUNS_OUT_CGROUP, .cgroup = p->mem_limit_cgroup, .limit = p->mem_limit,
+		    .used = p->mem_limit_used, .more = j->per_request ? ceil(pts) : pts * j->dt,
+		    .pr = j->per_request, .file = p->mem_limit_file, .swap = fmax(swap, 0));
+	} else {
+		SAY(f, M_RUNS_OUT, .what = what, .limit = f->limit,
+		    .more = j->per_request ? ceil(pts) : pts * j->dt, .pr = j->per_request,
+		    .host = j->c.cls == CAT_HOST);
+	}
+}
+
 static void leak_message(const struct model *m, const struct model_proc *p, const struct judged *j,
 			 const struct finding_say *say, enum roles_verdict roles,
 			 const struct finding_role *top, struct finding *f)
@@ -275,36 +306,9 @@ static void leak_message(const struct model *m, const struct model_proc *p, cons
 	if (j->r.change_at)
 		SAY(f, M_LEVEL_UNTIL, .pr = j->per_request,
 		    .point = judged__req_no(j, j->r.change_at));
-	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
-		double pts = analyze__points_to(&j->r, j->y[j->n - 1], f->limit);
-
-		if (pts >= 0) {
-			if (j->per_request)
-				f->requests_to_exhaustion = ceil(pts);
-			f->seconds_to_exhaustion = j->per_request ? NAN : pts * j->dt;
-			finding__str(f, "limited_by", what);
-			if (what == category_cgroup_limit) {
-				finding__str(f, "cgroup", p->mem_limit_cgroup);
-				finding__num(f, "cgroup_limit_bytes", p->mem_limit);
-				finding__num(f, "cgroup_used_bytes", p->mem_limit_used);
-				/* the room past the limit is swap's */
-				double swap = f->limit - j->y[j->n - 1] -
-					      (p->mem_limit > p->mem_limit_used ?
-						       (double)(p->mem_limit - p->mem_limit_used) :
-						       0);
-
-				SAY(f, M_RUNS_OUT_CGROUP, .cgroup = p->mem_limit_cgroup,
-				    .limit = p->mem_limit, .used = p->mem_limit_used,
-				    .more = j->per_request ? ceil(pts) : pts * j->dt,
-				    .pr = j->per_request, .file = p->mem_limit_file,
-				    .swap = fmax(swap, 0));
-			} else {
-				SAY(f, M_RUNS_OUT, .what = what, .limit = f->limit,
-				    .more = j->per_request ? ceil(pts) : pts * j->dt,
-				    .pr = j->per_request, .host = j->c.cls == CAT_HOST);
-			}
-		}
-	}
+	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what))
+		judged__runs_out(p, j, analyze__points_to(&j->r, j->y[j->n - 1], f->limit), what,
+				 f);
 	/* what the prompt cache would do, unless its stacks say it is not */
 	if (j->c.cls == CAT_HOST &&
 	    (roles == ROLES_UNBOUNDED || !findings__llama_host(m, p, j, f, false)))

@@ -630,6 +630,20 @@ static void say_M_CACHE_BESIDE(struct words *w, const struct say_M_CACHE_BESIDE 
 		    cache_from(x->from), x->saves, B(a, x->mean), B(b, x->total));
 }
 
+static void say_M_RUNS_OUT_WITH_CACHE(struct words *w, const struct say_M_RUNS_OUT_WITH_CACHE *x)
+{
+	char a[32], b[32];
+
+	if (isfinite(x->left))
+		put(w,
+		    " That counts the cache too: it grows by about %s a request until it "
+		    "is full (%s more).",
+		    B(a, x->fill), B(b, x->left));
+	else
+		put(w, " That counts the cache too: it grows by about %s a request, with no limit.",
+		    B(a, x->fill));
+}
+
 static void say_M_CACHE_FULL(struct words *w, const struct say_M_CACHE_FULL *x)
 {
 	char a[32], b[32];

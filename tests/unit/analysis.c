@@ -240,6 +240,93 @@ void test_analyze_controls(void)
 	}
 }
 
+/* a verdict's confidence is as sure as the run could be (bench/shapes'
+ * reliability tables): sure where the points leave no doubt, and not
+ * sure where the same verdict, so stated, was mostly wrong there */
+void test_analyze_confidence(void)
+{
+	struct series_rng rng = { 4242 };
+	double *y = malloc(1000 * sizeof(*y)), k = 1 << 30;
+	unsigned int seed = 7;
+	struct shape_result r;
+	int i, n, judged, sure;
+
+	if (!ASSERT_TRUE(y != NULL, "memory"))
+		return;
+	/* no doubt: 0.1% noise over 100 requests; a jump of 300 under noise
+	 * of 3; a rise to 80 under noise of 2 */
+	for (i = 0; i < 100; i++)
+		y[i] = k * (1 + wobble(&seed, 0.001));
+	analyze__shape(y, 100, 0.01 * k, &r);
+	ASSERT_TRUE(r.shape == SHAPE_STEADY && r.confidence >= 0.99,
+		    "quiet and long: steady, sure");
+	for (i = 0; i < 30; i++)
+		y[i] = k * ((i < 4 ? 50 : 350) + wobble(&seed, 3));
+	analyze__shape(y, 30, 0, &r);
+	ASSERT_TRUE(r.shape == SHAPE_STEP && r.confidence >= 0.99, "a clean jump: a step, sure");
+	for (i = 0; i < 30; i++)
+		y[i] = k * (fmin(10.0 * i, 80) + wobble(&seed, 2));
+	analyze__shape(y, 30, 0, &r);
+	ASSERT_TRUE(r.shape == SHAPE_BOUNDED && r.confidence >= 0.9, "a clean fill: a cache, sure");
+	/* noise of 3% over 10 requests cannot tell a change of 1% from none
+	 * (1 - t / t95 said 1 wherever t fell below 0) */
+	for (judged = sure = n = 0; n < 20; n++) {
+		for (i = 0; i < 10; i++)
+			y[i] = k * (1 + wobble(&seed, 0.03));
+		analyze__shape(y, 10, 0.01 * k, &r);
+		judged += r.shape == SHAPE_STEADY;
+		sure += r.confidence >= 0.9;
+	}
+	ASSERT_TRUE(judged == 20 && sure == 0, "short and noisy: steady, not sure");
+	/* leaks of 0.1% a request under 1% noise, 20 requests: 1.9% grown,
+	 * past what matters, and called steady (it was sure, at 1, of most) */
+	for (judged = sure = i = 0; i < 300; i++) {
+		series__make(SER_LEAK_IID, 20, k, 0.001, &rng, y);
+		analyze__shape(y, 20, 0.01 * k, &r);
+		judged += r.shape == SHAPE_STEADY;
+		sure += r.shape == SHAPE_STEADY && r.confidence >= 0.9;
+	}
+	printf("# a leak of 0.1%% a request over 20: %d of 300 steady, %d of them at 0.9 or more\n",
+	       judged, sure);
+	ASSERT_TRUE(sure <= 3, "a leak hidden in the noise is not surely steady");
+	/* caches and settling growth over 10 requests, called a step: a ramp
+	 * of a few points the step leaves a tenth of the variance to */
+	for (judged = sure = i = 0; i < 300; i++) {
+		series__make(i % 2 ? SER_CACHE : SER_SETTLE, 10, k, 0, &rng, y);
+		analyze__shape(y, 10, 0.01 * k, &r);
+		judged += r.shape == SHAPE_STEP;
+		sure += r.shape == SHAPE_STEP && r.confidence >= 0.7;
+	}
+	printf("# caches and settling over 10: %d of 300 a step, %d of them at 0.7 or more\n",
+	       judged, sure);
+	ASSERT_TRUE(sure * 10 <= judged, "a rise over a few points is not surely a step");
+	/* leaks of 0.01% a request under a random walk, judged at 20 to 640
+	 * requests, called a cache: a walk's wander, not a plateau */
+	for (judged = sure = i = 0; i < 300; i++) {
+		series__make(SER_LEAK_WALK, 1000, k, 0.0001, &rng, y);
+		for (n = 20; n <= 1000; n *= 2) {
+			analyze__shape(y, n, 0.01 * k, &r);
+			judged += r.shape == SHAPE_BOUNDED;
+			sure += r.shape == SHAPE_BOUNDED && r.confidence >= 0.7;
+		}
+	}
+	printf("# leaks under a walk: %d judgements a cache, %d of them at 0.7 or more\n", judged,
+	       sure);
+	ASSERT_TRUE(sure * 10 <= judged, "a walk that wandered up is not surely a cache");
+	/* four points of a leak: a half of two points cannot show levelling */
+	for (judged = sure = i = 0; i < 300; i++) {
+		series__make(SER_LEAK_WALK, 4, k, 0.01, &rng, y);
+		analyze__shape(y, 4, 0.01 * k, &r);
+		judged += r.shape == SHAPE_SETTLED || r.shape == SHAPE_BOUNDED;
+		sure += (r.shape == SHAPE_SETTLED || r.shape == SHAPE_BOUNDED) &&
+			r.confidence >= 0.5;
+	}
+	printf("# leaks over 4 requests: %d of 300 levelled, %d of them at 0.5 or more\n", judged,
+	       sure);
+	ASSERT_TRUE(sure == 0, "levelled on two points is a guess");
+	free(y);
+}
+
 static const struct finding *find_finding(const struct findings *fs, enum finding_kind k,
 					  const char *cat)
 {

@@ -45,6 +45,7 @@ static const struct {
 	{ "unit_model_streams_headers_tie", test_model_streams_headers_tie },
 	{ "unit_analyze_shapes", test_analyze_shapes },
 	{ "unit_analyze_controls", test_analyze_controls },
+	{ "unit_analyze_confidence", test_analyze_confidence },
 	{ "unit_findings", test_findings },
 	{ "unit_findings_counted_once", test_findings_counted_once },
 	{ "unit_findings_unified_memory", test_findings_unified_memory },

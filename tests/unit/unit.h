@@ -113,6 +113,7 @@ void test_random_records_survive(void);
 /* analysis.c */
 void test_analyze_shapes(void);
 void test_analyze_controls(void);
+void test_analyze_confidence(void);
 void test_findings_counted_once(void);
 void test_findings_unified_memory(void);
 void test_findings_unified_cuda(void);

@@ -19,6 +19,13 @@
 /* a plateau may still drift, at a tenth of the rise's rate at most: a
  * cache that evicts entries of slightly different sizes wanders */
 #define LEVELLED 0.1
+/* what a verdict's confidence makes of the variance its fit leaves
+ * unexplained: a STEP, or a rise and a plateau, is sure to 1 - this times
+ * that share (bench/shapes' reliability tables calibrate them), and a
+ * verdict made on a half too short to judge is a guess at most */
+#define STEP_DOUBT 10.0
+#define PLATEAU_DOUBT 3.0
+#define GUESS 0.25
 
 const char *analyze__shape_name(enum shape s)
 {
@@ -26,6 +33,12 @@ const char *analyze__shape_name(enum shape s)
 					     "step",	"growing", "settled" };
 
 	return s <= SHAPE_SETTLED ? names[s] : "unknown";
+}
+
+/* the standard normal's distribution function */
+static double normal_cdf(double x)
+{
+	return 0.5 * erfc(-x / M_SQRT2);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -263,6 +276,7 @@ static double t_quantile(int df, int which)
  * leak one time in five. */
 struct drift {
 	double slope, lo, hi; /* per point, with its 95% interval */
+	double se;	      /* the slope's standard error, per point */
 	double t;
 	int df;
 };
@@ -299,6 +313,7 @@ static void drift_of(const double *y, size_t n, struct drift *d)
 	se = sd * sqrt(infl / (nb - 1));
 	d->df = nb - 2;
 	d->slope = mean / span;
+	d->se = se / span;
 	d->t = se > 0 ? mean / se : mean > 0 ? INFINITY : mean < 0 ? -INFINITY : 0;
 	d->lo = (mean - t_quantile(d->df, T975) * se) / span;
 	d->hi = (mean + t_quantile(d->df, T975) * se) / span;
@@ -393,7 +408,15 @@ static bool find_step(const struct sums *z, size_t n, double noise, double mater
 	r->shape = fabs(mr - ml) < material ? SHAPE_STEADY : SHAPE_STEP;
 	r->change_at = at;
 	r->step_size = mr - ml;
-	r->confidence = total > 0 ? 1 - best / total : 1;
+	/* a STEP's: a rise over a few points (a cache filling, growth that
+	 * settles, a leak's first points) leaves a tenth of the variance or
+	 * more to the step, where flat() has too few points to see the ramp;
+	 * a real step leaves little but the noise (bench/shapes' reliability
+	 * tables: stated 1 - best / total, one in [0.75, 0.9) was right 3% of
+	 * the time) */
+	r->confidence = total <= 0	       ? 1 :
+			r->shape == SHAPE_STEP ? fmax(0, 1 - STEP_DOUBT * best / total) :
+						 1 - best / total;
 	return true;
 }
 
@@ -473,7 +496,11 @@ static enum plateau find_plateau(const struct sums *z, size_t n, double noise, d
 	r->shape = cache_or_settled(y, n, best);
 	r->change_at = at;
 	r->ceiling = ceiling;
-	r->confidence = lin > 0 ? 1 - best / lin : 1;
+	/* a random walk's, or a leak's under one, wander up, then along,
+	 * fits a rise and a plateau not much better than a line (bench/shapes:
+	 * stated 1 - best / lin, a cache in [0.5, 0.7) was right 1% of the
+	 * time) */
+	r->confidence = lin > 0 ? fmax(0, 1 - PLATEAU_DOUBT * best / lin) : 1;
 	return PLATEAU_FOUND;
 }
 
@@ -490,6 +517,10 @@ static bool levelled(const struct sums *z, size_t n, const struct drift *early,
 	r->shape = cache_or_settled(z->y, n, line_sse(z, 0, h) + const_sse(z, h, n, NULL));
 	r->change_at = h;
 	const_sse(z, h, n, &r->ceiling);
+	/* a half of two points has no drift of its own (drift_of): the
+	 * confidence said the rise is sure, not that it levelled */
+	if (early->df < 1 || recent->df < 1)
+		r->confidence = fmin(r->confidence, GUESS);
 	return true;
 }
 
@@ -580,9 +611,15 @@ static void shape_of(const double *y, size_t n, double material, struct shape_re
 		}
 		return;
 	}
-	/* a change small against the process is steady, however clean */
+	/* a change small against the process is steady, however clean. How
+	 * sure: the chance that the run's drift is under what matters, from
+	 * the slope and its standard error; a run too short or too noisy to
+	 * tell a material drift from none is not sure of either (1 - t / t95,
+	 * as it was, said 1 for any t <= 0: bench/shapes' leaks of 0.1% a
+	 * request at 13 to 25 requests were called steady at 1) */
 	if (!drift_maybe(&all) || all.slope * (n - 1) < material) {
-		r->confidence = fmin(1, fmax(0, 1 - all.t / t_quantile(all.df, T95)));
+		r->confidence =
+			all.se > 0 ? normal_cdf((material / (n - 1) - all.slope) / all.se) : 1;
 		return;
 	}
 	if (drift_sure(&all)) {

@@ -14,6 +14,7 @@
 
 #define MIB (1024.0 * 1024)
 #define TOP_STACKS 256
+#define REST_MAX 4096
 
 /* what the cache holds at ts: every entry made by then, up to its limit
  * (it drops the oldest for each new one once full) */
@@ -75,35 +76,60 @@ static double points_to_room(double room, double leak, double fill, double left)
 	return full + (room - full * (leak + fill)) / leak;
 }
 
+/* the level with the cache's entries taken off, from the level before the
+ * first entry (what came before it, the first request's buffers made once,
+ * is no part of either): rest[0..*n) from point *k on, judged into *r;
+ * false where the server's own state copies do not say the entries */
+static bool rest_of_cache(const struct model_proc *p, const struct judged *j, double *rest,
+			  size_t *k, size_t *n, double *limit, struct shape_result *r)
+{
+	const struct model_llama_state *s = &p->lstate;
+	struct llama_conf c;
+	size_t i;
+
+	*n = j->n;
+	if (j->c.cls != CAT_HOST || strcmp(j->c.name, "host_anon") || !j->per_request || *n < 8 ||
+	    *n > REST_MAX || s->saves < 3 || !p->lentry_bytes.n || !llama_conf__read(p, &c) ||
+	    !c.cache_ram.v)
+		return false;
+	*limit = c.cache_ram.v > 0 ? c.cache_ram.v * MIB : INFINITY;
+	for (*k = 0;
+	     *k + 1 < *n && cache_held(p, j->ts[*k + 1], *limit) <= cache_held(p, j->ts[0], *limit);
+	     (*k)++)
+		;
+	*n -= *k;
+	if (*n < 8)
+		return false;
+	for (i = 0; i < *n; i++)
+		rest[i] = j->y[*k + i] - cache_held(p, sample_ts(j, j->ts[*k + i]), *limit);
+	analyze__shape(rest, *n, j->material, r);
+	return true;
+}
+
+bool findings__rest_of_cache(const struct model_proc *p, const struct judged *j,
+			     struct shape_result *r)
+{
+	double rest[REST_MAX], limit;
+	size_t k, n;
+
+	return rest_of_cache(p, j, rest, &k, &n, &limit, r);
+}
+
 bool findings__leak_beside_cache(const struct model *m, const struct model_proc *p,
 				 const struct judged *j, struct finding *f)
 {
 	const struct model_llama_state *s = &p->lstate;
 	struct finding_stack v[TOP_STACKS];
-	double rest[4096], limit, rise, half, touched, late, held, err, samples, fill, left;
+	double rest[REST_MAX], limit, rise, half, touched, late, held, err, samples, fill, left;
 	const char *what = NULL;
-	size_t i, k, n = j->n, h, nv;
+	size_t i, k, n, h, nv;
 	__u64 last;
 	struct shape_result r;
 	struct llama_conf c;
 
-	if (j->c.cls != CAT_HOST || strcmp(j->c.name, "host_anon") || !j->per_request || n < 8 ||
-	    n > 4096 || s->saves < 3 || !p->lentry_bytes.n || !llama_conf__read(p, &c) ||
-	    !c.cache_ram.v)
-		return false;
-	limit = c.cache_ram.v > 0 ? c.cache_ram.v * MIB : INFINITY;
-	/* from the level before the first entry: what came before it (the
-	 * first request's buffers, made once) is no part of either */
-	for (k = 0;
-	     k + 1 < n && cache_held(p, j->ts[k + 1], limit) <= cache_held(p, j->ts[0], limit); k++)
-		;
-	n -= k;
-	if (n < 8)
+	if (!rest_of_cache(p, j, rest, &k, &n, &limit, &r) || !llama_conf__read(p, &c))
 		return false;
 	h = k + n / 2;
-	for (i = 0; i < n; i++)
-		rest[i] = j->y[k + i] - cache_held(p, sample_ts(j, j->ts[k + i]), limit);
-	analyze__shape(rest, n, j->material, &r);
 	rise = rest[n - 1] - rest[0];
 	half = rest[n - 1] - rest[n / 2];
 	if (r.shape != SHAPE_LEAK || rise < j->material || half <= 0)

@@ -88,6 +88,10 @@ bool findings__llama_cache_filling(const struct model *m, const struct model_pro
 /* findings_roles.c: f's roles from n stacks of its growth, with bounds */
 void findings__roles(const struct model *m, const struct model_proc *p,
 		     const struct finding_stack *s, size_t n, struct finding *f);
+/* findings_holders.c: llama-server's host heap less its prompt cache's
+ * entries (its own state copies), judged into *r; false where not known */
+bool findings__rest_of_cache(const struct model_proc *p, const struct judged *j,
+			     struct shape_result *r);
 enum roles_verdict {
 	ROLES_UNKNOWN,	  /* no roles, or none holds most */
 	ROLES_UNBOUNDED,  /* "other" holds at least half */

@@ -443,6 +443,44 @@ static bool bounded_roles(const struct model *m, const struct model_proc *p, con
 	return false;
 }
 
+/* half or more of a rise in roles with a bound, within them, but less than
+ * bounded_roles' 80%: the rest may be a leak or more of the same, and a
+ * short run cannot tell (a vision server's first 24 requests: its prompt
+ * cache and encoder 71% of the rise, a leak at 1.00 that a long run
+ * refuted). Growing, at most 0.5, until the rest is judged on its own (a
+ * leak beside the cache) or the roles level off */
+static bool mostly_bounded(const struct model_proc *p, const struct judged *j, struct finding *f)
+{
+	const struct finding_role *top;
+	double total = 0, bounded = 0, rise = j->y[j->n - 1] - j->y[0];
+	struct shape_result rest;
+	size_t i;
+
+	if (j->c.cls != CAT_HOST || findings__roles_verdict(f, &top) != ROLES_UNKNOWN)
+		return false;
+	/* the cache's entries by the server's own copies taken off, what is
+	 * left is itself a leak: the total is one too, as sure as the rest */
+	if (findings__rest_of_cache(p, j, &rest) && rest.shape == SHAPE_LEAK) {
+		f->confidence = fmin(f->confidence, rest.confidence);
+		return false;
+	}
+	for (i = 0; i < f->nr_roles; i++) {
+		total += f->role_v[i].bytes;
+		if (f->role_v[i].bound != ROLE_NO_BOUND && f->role_v[i].bound != ROLE_AT_LOAD)
+			bounded += f->role_v[i].bytes;
+	}
+	if (total <= 0 || bounded < 0.5 * total)
+		return false;
+	f->kind = F_GROWING;
+	f->confidence = fmin(f->confidence, 0.5);
+	finding__num(f, "bounded_share", bounded / total);
+	finding__num(f, "more_points", j->n);
+	SAY(f, M_ROLES_UNDECIDED, .where = j->c.text, .rise = rise, .first = j->y[0],
+	    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request,
+	    .share = 100 * bounded / total, .rest = rise * (1 - bounded / total), .more = j->n);
+	return true;
+}
+
 /* a level that the shape calls steady but that ended far above where it
  * began (a tenth or more, and past what matters): it rose and held */
 static bool rose_and_held(const struct judged *j)
@@ -551,7 +589,7 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			f->kind = F_BOUNDED;
 			break;
 		}
-		if (bounded_roles(m, p, j, f))
+		if (bounded_roles(m, p, j, f) || mostly_bounded(p, j, f))
 			break;
 		roles = findings__roles_verdict(f, &top);
 		leak_message(m, p, j, &say, roles, top, f);

@@ -68,6 +68,7 @@ enum finding_kind {
 	X(M_ROLE_PAST_BOUND, "role_past_bound", S(role) S(bound_name) V(bytes) V(bound) V(share)) \
 	X(M_ROLE_FILLING, "role_filling", S(where) V(step) V(share) V(bound)) \
 	X(M_ROLE_WITHIN, "role_within_bound", S(where) S(role) S(bound_name) V(rise) V(first) V(last) V(points) V(pr) V(share) V(bound)) \
+	X(M_ROLES_UNDECIDED, "roles_undecided", S(where) V(rise) V(first) V(last) V(points) V(pr) V(share) V(rest) V(more)) \
 	X(M_UNEXPLAINED, "unexplained", S(where) V(excess) V(pr) V(first) V(last) V(points) V(api_slope)) \
 	X(M_GRAPH_CACHE, "graph_cache", V(graphs_off)) \
 	X(M_DRIVER_GROWS, "driver_grows", ) \

@@ -388,6 +388,19 @@ static void say_M_ROLE_WITHIN(struct words *w, const struct say_M_ROLE_WITHIN *x
 	    x->bound > 0 ? ")" : "");
 }
 
+static void say_M_ROLES_UNDECIDED(struct words *w, const struct say_M_ROLES_UNDECIDED *x)
+{
+	char a[32], b[32], c[32], d[32];
+
+	put(w,
+	    "%s grew by %s (%s -> %s over %.0f %ss), and %.0f%% of it is in roles "
+	    "with a bound, within it; the rest, about %s, is not yet enough to "
+	    "judge on its own. Growing, too early to tell: about %.0f more %ss "
+	    "would tell (the bounded roles level off; a leak keeps growing).",
+	    x->where, B(a, x->rise), B(b, x->first), B(c, x->last), spanned(x->points, x->pr),
+	    point(x->pr), x->share, B(d, x->rest), x->more, point(x->pr));
+}
+
 static void say_M_UNEXPLAINED(struct words *w, const struct say_M_UNEXPLAINED *x)
 {
 	char a[32], b[32], c[32], d[32];

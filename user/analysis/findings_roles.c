@@ -27,6 +27,7 @@ static const struct {
 	{ "multimodal encoder", ROLE_PER_SHAPE },
 	{ "CUDA kernel code", ROLE_PER_SHAPE },
 	{ "CUDA graphs", ROLE_PER_SHAPE },
+	{ "Vulkan shaders", ROLE_PER_SHAPE },
 };
 
 const char *findings__bound_name(enum role_bound b)

@@ -551,6 +551,36 @@ static bool eviction_says(const struct model *m, const struct model_proc *p, con
 	return false;
 }
 
+/* how many of the requests judged were each larger than every one before
+ * (prompt or answer, in tokens): a level that rises at each new largest
+ * request may be a high-water mark (a buffer or a stack sized by the
+ * largest so far), which only requests no larger than earlier ones tell
+ * from a leak. True where 80% or more were (a client asking for 4 more
+ * tokens each time) */
+static bool high_water(const struct judged *j, double *larger)
+{
+	__u64 prompt = 0, answer = 0;
+	size_t i, n = 0;
+
+	*larger = 0;
+	if (!j->per_request || !j->req)
+		return false;
+	for (i = 0; i < j->n; i++) {
+		const struct model_request *r = j->req[i];
+		__u64 pt, gt;
+
+		if (!r)
+			continue;
+		pt = model_req__prompt_tokens(r);
+		gt = model_req__generated(r);
+		if (n++ && (pt > prompt || gt > answer))
+			(*larger)++;
+		prompt = pt > prompt ? pt : prompt;
+		answer = gt > answer ? gt : answer;
+	}
+	return n >= 8 && *larger >= 0.8 * (n - 1);
+}
+
 void judged__judge(const struct model *m, const struct model_proc *p, const struct judged *all,
 		   size_t nall, const struct judged *j, struct findings *fs)
 {
@@ -559,6 +589,8 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 	struct finding_say say = { .code = SAY_NONE };
 	const struct finding_role *top;
 	enum roles_verdict roles;
+	double larger;
+	bool hw;
 
 	if (j->r.shape == SHAPE_UNKNOWN || !j->n)
 		return;
@@ -572,8 +604,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		return;
 	if (j->c.cls == CAT_API && judged__growing(j))
 		graph_evidence(all, nall, f);
+	/* every request larger than the ones before: what no cache explains is
+	 * a leak or a high-water mark, which this run cannot tell apart */
+	hw = high_water(j, &larger);
 	/* llama-server's cache and a leak beside it: each judged on its own */
-	if (j->r.shape != SHAPE_STEP && findings__leak_beside_cache(m, p, j, f)) {
+	if (j->r.shape != SHAPE_STEP && !hw && findings__leak_beside_cache(m, p, j, f)) {
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		goto said;
 	}
@@ -591,6 +626,14 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		}
 		if (bounded_roles(m, p, j, f) || mostly_bounded(p, j, f))
 			break;
+		if (hw) {
+			f->kind = F_GROWING;
+			f->confidence = fmin(f->confidence, 0.5);
+			SAY(f, M_HIGH_WATER, .where = j->c.text, .first = j->y[0],
+			    .last = j->y[j->n - 1], .points = j->n,
+			    .slope = judged__per_unit(j, j->r.slope), .larger = larger);
+			break;
+		}
 		roles = findings__roles_verdict(f, &top);
 		leak_message(m, p, j, &say, roles, top, f);
 		break;

@@ -38,6 +38,11 @@ static const struct {
 	 * first matrix product: host memory, often 100 MiB) */
 	{ "cuLibraryLoad", "CUDA kernel code" },
 	{ "cuModuleLoad", "CUDA kernel code" },
+	/* ggml-vulkan compiling a pipeline the first time a graph needs it
+	 * (ggml_vk_load_shaders with the one requested): the driver's shader
+	 * compiler and its code (lavapipe's LLVM) under it */
+	{ "ggml_vk_load_shaders", "Vulkan shaders" },
+	{ "ggml_vk_create_pipeline", "Vulkan shaders" },
 	{ "cudaGraphInstantiate", "CUDA graphs" },
 	{ "cuGraphInstantiate", "CUDA graphs" },
 	{ "ggml_cuda_graph", "CUDA graphs" },

@@ -59,6 +59,7 @@ enum finding_kind {
 	X(M_STEADY_SMALL, "steady_small", V(rise) V(material)) \
 	X(M_GROWING_SLOWING, "growing_slowing", S(where) V(early) V(recent) V(first) V(last) V(points) V(pr) V(more)) \
 	X(M_GROWING_DRIFT, "growing_drift", S(where) V(first) V(last) V(points) V(pr) V(slope) V(more)) \
+	X(M_HIGH_WATER, "high_water", S(where) V(first) V(last) V(points) V(slope) V(larger)) \
 	X(M_STEP_REQUEST, "step_request", S(where) V(step) V(request) V(seconds)) \
 	X(M_STEP_TIME, "step_time", S(where) V(step) V(seconds)) \
 	X(M_BY_ROLE, "by_role", S(roles)) \

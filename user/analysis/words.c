@@ -298,6 +298,19 @@ static void say_M_GROWING_DRIFT(struct words *w, const struct say_M_GROWING_DRIF
 	    unit(x->pr), x->more, point(x->pr));
 }
 
+static void say_M_HIGH_WATER(struct words *w, const struct say_M_HIGH_WATER *x)
+{
+	char a[32], b[32], c[32];
+
+	put(w,
+	    "%s rose from %s to %s over %.0f requests (%s per request), but %.0f of "
+	    "them were each larger than every one before (their prompt or their "
+	    "answer): what is sized by the largest request so far (a buffer, a "
+	    "thread's stack) rises with each such request as a leak would. Too early "
+	    "to tell a leak; requests no larger than earlier ones would tell.",
+	    x->where, B(a, x->first), B(b, x->last), x->points, D(c, x->slope), x->larger);
+}
+
 static void say_M_STEP_REQUEST(struct words *w, const struct say_M_STEP_REQUEST *x)
 {
 	char a[32];

@@ -136,11 +136,7 @@ test_holders_leak_beside_the_cache_runs_out() {
 	start_tracer --json -p "$SERVER_PID" || { rm_cgroup; return 1; }
 	python3 "$ROOT/tests/llama/client.py" "$PORT" --requests 24 --tokens 4 --spread 0 --words 200 \
 		--stream no >"$T/client.json" || { rm_cgroup; return 1; }
-	if [ "$CG_LIMIT" = memory.max ]; then
-		used=$(cat "$CG_DIR/memory.current")
-	else
-		used=$(cat "$CG_DIR/memory.usage_in_bytes")
-	fi
+	used=$(cg_used)
 	stop_server
 	wait_tracer
 	rm_cgroup

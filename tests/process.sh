@@ -390,6 +390,15 @@ mem_cgroup() {
 	mkdir "$CG_DIR" || return 1
 }
 
+# cg_used: what mem_cgroup's cgroup uses now, by its own file
+cg_used() {
+	if [ "$CG_LIMIT" = memory.max ]; then
+		cat "$CG_DIR/memory.current"
+	else
+		cat "$CG_DIR/memory.usage_in_bytes"
+	fi
+}
+
 rm_cgroup() {
 	local p
 	for p in $(cat "$CG_DIR/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done

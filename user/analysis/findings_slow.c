@@ -609,6 +609,20 @@ static __s64 series_max(const struct series *s, __u64 from, __u64 to)
 	return v > x ? v : x;
 }
 
+static __s64 series_min(const struct series *s, __u64 from, __u64 to)
+{
+	__s64 v = 0;
+	bool any = series__at(s, from, &v);
+	size_t k;
+
+	for (k = series__after(s, from); k < s->n && s->p[k].ts <= to; k++)
+		if (!any || s->p[k].v < v) {
+			v = s->p[k].v;
+			any = true;
+		}
+	return v;
+}
+
 /* the end of the last usual request before v[a] (else v[a]'s start) */
 static __u64 before_ts(const struct jreq *v, size_t a)
 {
@@ -788,7 +802,10 @@ static void report(const struct model *m, const struct model_proc *p, struct jre
 					s.refault_file + s.refault_anon :
 					NAN,
 		    .per_token = s.maj_token);
-		series__at(&p->rss[MODEL_RSS_FILE], v[b].to, &rss_file);
+		/* the lowest over them: read at their end, a limit lifted as the
+		 * last one ended had the weights back already (312 MB of a
+		 * 245 MB model, in a fresh clone's run) */
+		rss_file = series_min(&p->rss[MODEL_RSS_FILE], v[a].from, v[b].to);
 		/* what it held before: its heap, swapped out or not, at the last
 		 * usual request before these */
 		series__at(&p->anon_swap, before_ts(v, a), &anon);

@@ -225,7 +225,11 @@ test_slow_cpu_quota() {
 	local f c0 c1 share i
 	cpu_cgroup gmt-cpu-$$ || return 1
 	TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || { rmdir "$CPU_DIR"; return 1; }
-	start_tracer record -o "$T/q.gmt" --json --no-tui --metrics-file "$T/m.prom" -p "$SERVER_PID" ||
+	# readings every 0.25 s: cpu.stat's counts are spread evenly over an
+	# interval, and a 1 s one that straddles the quota's start or end
+	# dilutes the slow phase of 1.7 s (0.75 against cpu.stat's 0.94 once)
+	start_tracer record -o "$T/q.gmt" --json --no-tui --metrics-file "$T/m.prom" -i 0.25 \
+		-p "$SERVER_PID" ||
 		{ rmdir "$CPU_DIR"; return 1; }
 	phase before --requests 6 --words 20 || { rmdir "$CPU_DIR"; return 1; }
 	cpu_quota 20 && echo "$SERVER_PID" >"$CPU_DIR/cgroup.procs" || { rmdir "$CPU_DIR"; return 1; }
@@ -279,7 +283,8 @@ test_slow_cpu_neighbour() {
 	need_llama_server || return 1
 	local f d0 d1 share hogs=()
 	SERVER_WRAP="taskset 2" TINY_ARGS=$CPU_MODEL start_server -np 1 -c 512 -t 1 || return 1
-	start_tracer --json -p "$SERVER_PID" || return 1
+	# readings every 0.25 s, as for the quota below
+	start_tracer --json -i 0.25 -p "$SERVER_PID" || return 1
 	phase before --requests 6 --words 20 || return 1
 	read -r -a d0 <<<"$(run_delay "$SERVER_PID")"
 	taskset 2 sh -c 'while :; do :; done' &

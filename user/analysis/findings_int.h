@@ -98,6 +98,9 @@ enum roles_verdict {
 	ROLES_BOUNDED,	  /* roles with a bound hold 80% or more, within it */
 	ROLES_PAST_BOUND, /* a role holds more than its bound (*top) */
 };
+/* of the growth f's roles hold, the share in roles with a bound made while
+ * serving (not those sized at load) */
+double findings__bounded_share(const struct finding *f);
 /* what f's roles say; *top the biggest role with a bound, or the one past it */
 enum roles_verdict findings__roles_verdict(const struct finding *f,
 					   const struct finding_role **top);

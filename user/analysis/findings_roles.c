@@ -125,9 +125,25 @@ void findings__roles(const struct model *m, const struct model_proc *p,
 			}
 }
 
+/* made at load: more of it while serving is more contexts (or models) made
+ * and kept, not a bound; first use of what load made would be bounded, but
+ * its first touches look the same */
+double findings__bounded_share(const struct finding *f)
+{
+	double total = 0, bounded = 0;
+	size_t i;
+
+	for (i = 0; i < f->nr_roles; i++) {
+		total += f->role_v[i].bytes;
+		if (f->role_v[i].bound != ROLE_NO_BOUND && f->role_v[i].bound != ROLE_AT_LOAD)
+			bounded += f->role_v[i].bytes;
+	}
+	return total > 0 ? bounded / total : 0;
+}
+
 enum roles_verdict findings__roles_verdict(const struct finding *f, const struct finding_role **top)
 {
-	double total = 0, other = 0, bounded = 0;
+	double total = 0, other = 0;
 	size_t i;
 
 	*top = NULL;
@@ -149,15 +165,10 @@ enum roles_verdict findings__roles_verdict(const struct finding *f, const struct
 		}
 		if (r->bound == ROLE_NO_BOUND)
 			other += r->bytes;
-		/* made at load: more of it while serving is more contexts (or
-		 * models) made and kept, not a bound; first use of what load
-		 * made would be bounded, but its first touches look the same */
-		else if (r->bound != ROLE_AT_LOAD)
-			bounded += r->bytes;
 		if (!*top && r->bound != ROLE_NO_BOUND && r->bound != ROLE_AT_LOAD)
 			*top = r;
 	}
-	if (bounded >= 0.8 * total)
+	if (findings__bounded_share(f) >= 0.8)
 		return ROLES_BOUNDED;
 	if (other >= 0.5 * total) {
 		*top = NULL;

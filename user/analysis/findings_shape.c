@@ -452,9 +452,8 @@ static bool bounded_roles(const struct model *m, const struct model_proc *p, con
 static bool mostly_bounded(const struct model_proc *p, const struct judged *j, struct finding *f)
 {
 	const struct finding_role *top;
-	double total = 0, bounded = 0, rise = j->y[j->n - 1] - j->y[0];
+	double rise = j->y[j->n - 1] - j->y[0], share;
 	struct shape_result rest;
-	size_t i;
 
 	if (j->c.cls != CAT_HOST || findings__roles_verdict(f, &top) != ROLES_UNKNOWN)
 		return false;
@@ -464,20 +463,16 @@ static bool mostly_bounded(const struct model_proc *p, const struct judged *j, s
 		f->confidence = fmin(f->confidence, rest.confidence);
 		return false;
 	}
-	for (i = 0; i < f->nr_roles; i++) {
-		total += f->role_v[i].bytes;
-		if (f->role_v[i].bound != ROLE_NO_BOUND && f->role_v[i].bound != ROLE_AT_LOAD)
-			bounded += f->role_v[i].bytes;
-	}
-	if (total <= 0 || bounded < 0.5 * total)
+	share = findings__bounded_share(f);
+	if (share < 0.5)
 		return false;
 	f->kind = F_GROWING;
 	f->confidence = fmin(f->confidence, 0.5);
-	finding__num(f, "bounded_share", bounded / total);
+	finding__num(f, "bounded_share", share);
 	finding__num(f, "more_points", j->n);
 	SAY(f, M_ROLES_UNDECIDED, .where = j->c.text, .rise = rise, .first = j->y[0],
-	    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request,
-	    .share = 100 * bounded / total, .rest = rise * (1 - bounded / total), .more = j->n);
+	    .last = j->y[j->n - 1], .points = j->n, .pr = j->per_request, .share = 100 * share,
+	    .rest = rise * (1 - share), .more = j->n);
 	return true;
 }
 

@@ -16,6 +16,7 @@ static const struct {
 	{ "unit_slow_major_faults_under_a_limit", test_slow_major_faults_under_a_limit },
 	{ "unit_slow_reads_without_major_faults", test_slow_reads_without_major_faults },
 	{ "unit_slow_cpu_throttled_and_neighbour", test_slow_cpu_throttled_and_neighbour },
+	{ "unit_slow_usual_rates_of_two_levels", test_slow_usual_rates_of_two_levels },
 	{ "unit_slow_gpu_clocks", test_slow_gpu_clocks },
 	{ "unit_slow_prompt_state_copies", test_slow_prompt_state_copies },
 	{ "unit_slow_no_cause_said", test_slow_no_cause_said },

@@ -282,6 +282,28 @@ void test_slow_cpu_throttled_and_neighbour(void)
 	model__free(m);
 }
 
+/* usual rates of two levels, a quota between them: a server at 520 tokens/s
+ * before a quota ran at 360 after it was lifted (CI), and its spread put
+ * 62 under the quota within four of them; a fifth of the rates here */
+void test_slow_usual_rates_of_two_levels(void)
+{
+	static const double rates[] = { 84.4, 96.6, 115,  111.2, 99.6, 101.4, 19, 15.2,
+					12.4, 24.8, 18.4, 26.4,	 83,   71.2,  72, 71.2 };
+	struct model *m = run_of(rates, sizeof(rates) / sizeof(rates[0]), SC_THROTTLED, false);
+	struct findings *fs = findings__build(m);
+	const struct finding *f;
+	size_t n;
+
+	f = slowdown(fs, &n);
+	if (ASSERT_EQ(n, 1, "one slowdown") && f) {
+		ASSERT_STR(f->strs[0], "cpu", "the cause");
+		ASSERT_TRUE(num_of(f, "first_request") == 7 && num_of(f, "last_request") == 12,
+			    "the requests under the quota");
+	}
+	findings__free(fs);
+	model__free(m);
+}
+
 /* a GPU held down by its power cap */
 void test_slow_gpu_clocks(void)
 {

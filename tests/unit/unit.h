@@ -71,6 +71,7 @@ void touch_at(struct model *m, double t, __u32 stack);
 void test_slow_major_faults_under_a_limit(void);
 void test_slow_reads_without_major_faults(void);
 void test_slow_cpu_throttled_and_neighbour(void);
+void test_slow_usual_rates_of_two_levels(void);
 void test_slow_gpu_clocks(void);
 void test_slow_prompt_state_copies(void);
 void test_slow_no_cause_said(void);

@@ -48,7 +48,7 @@ struct jreq {
 };
 
 struct klass {
-	double baseline, spread;
+	double baseline, spread, lspread; /* lspread: of the rates' logarithms */
 	size_t n, typical;
 };
 
@@ -72,6 +72,24 @@ static double median(double *v, size_t n)
 		return NAN;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* the spread of the rates x[0..m) about e (MAD, as a standard deviation),
+ * and of their logarithms: a rate is judged by its ratio to the usual one,
+ * since usual rates that differ by a fifth put 500 and 400 tokens/s as far
+ * apart as 100 and 80 (x is overwritten) */
+static void spreads(double *x, size_t m, double e, double *lin, double *lg)
+{
+	double *l = malloc(m * sizeof(*l));
+	size_t i;
+
+	for (i = 0; l && i < m; i++)
+		l[i] = fabs(log(x[i] / e));
+	for (i = 0; i < m; i++)
+		x[i] = fabs(x[i] - e);
+	*lin = 1.4826 * median(x, m);
+	*lg = l ? 1.4826 * median(l, m) : *lin / e;
+	free(l);
 }
 
 /* what is judged: each request's decode, or its prompt (where its decode
@@ -181,9 +199,7 @@ static void baselines(struct jreq *v, size_t n, struct klass *k)
 		if (m < MIN_TYPICAL)
 			continue;
 		k[c].baseline = median(x, m);
-		for (i = 0; i < m; i++)
-			x[i] = fabs(x[i] - k[c].baseline);
-		k[c].spread = 1.4826 * median(x, m);
+		spreads(x, m, k[c].baseline, &k[c].spread, &k[c].lspread);
 	}
 	free(x);
 }
@@ -204,12 +220,12 @@ static bool comparable(const struct jreq *v, size_t n, size_t i)
  * long at least) are its like; their usual rates' median, as the class's
  * baseline is made; 0 where there are too few */
 static double expected_prompt(const struct jreq *v, size_t n, size_t i, double *spread,
-			      size_t *n_like)
+			      double *lspread, size_t *n_like)
 {
 	double x[256], ref, e;
 	size_t k, m = 0, t = 0;
 
-	*spread = 0;
+	*spread = *lspread = 0;
 	for (k = 0; k < n && m < 256; k++)
 		if (k != i && v[k].cls == v[i].cls && 2 * v[k].ctx >= v[i].ctx &&
 		    4 * (v[k].prompt > v[i].prompt ? v[k].prompt - v[i].prompt :
@@ -227,22 +243,20 @@ static double expected_prompt(const struct jreq *v, size_t n, size_t i, double *
 		return 0;
 	*n_like = t;
 	e = median(x, t);
-	for (k = 0; k < t; k++)
-		x[k] = fabs(x[k] - e);
-	*spread = 1.4826 * median(x, t);
+	spreads(x, t, e, spread, lspread);
 	return e;
 }
 
 /* what a request of class c should reach at least: its class's baseline,
  * else a bound from the nearest class that has one (fewer beside it: as
  * fast as one of more; more beside it: the same throughput shared) */
-static double expected_of(const struct klass *k, int c, double *spread)
+static double expected_of(const struct klass *k, int c, double *lspread)
 {
 	int d, i;
 
-	*spread = 0;
+	*lspread = 0;
 	if (k[c].baseline > 0) {
-		*spread = k[c].spread;
+		*lspread = k[c].lspread;
 		return k[c].baseline;
 	}
 	for (d = 1; d < CLASSES; d++) {
@@ -971,7 +985,7 @@ static void judge(const struct model *m, const struct model_proc *p, enum slow_m
 	struct klass k[CLASSES + 1];
 	struct jreq *v = calloc(p->nr_reqs < JUDGED_MAX ? p->nr_reqs : JUDGED_MAX, sizeof(*v));
 	size_t n, i, a, episodes = 0;
-	double spread;
+	double lspread;
 
 	if (!v)
 		return;
@@ -980,15 +994,20 @@ static void judge(const struct model *m, const struct model_proc *p, enum slow_m
 	baselines(v, n, k);
 	for (i = 0; i < n; i++) {
 		if (mode == SLOW_DECODE) {
-			v[i].expected = expected_of(k, v[i].cls, &spread);
+			v[i].expected = expected_of(k, v[i].cls, &lspread);
 			v[i].longer = !comparable(v, n, i);
 		} else {
-			v[i].expected = expected_prompt(v, n, i, &spread, &v[i].n_like);
-			v[i].spread = spread;
+			v[i].expected =
+				expected_prompt(v, n, i, &v[i].spread, &lspread, &v[i].n_like);
 			v[i].longer = !(v[i].expected > 0);
 		}
+		/* four spreads below, by ratio: the usual rates are within
+		 * TYPICAL_RATIO of their 90th percentile, so however they
+		 * vary, a rate a fifth of theirs is slow (after a CPU quota was
+		 * lifted a server ran at 360 against 520 before it: 4 linear
+		 * spreads below 483 was 51, and 62 under the quota was not slow) */
 		v[i].slow = v[i].expected > 0 && v[i].rate < SLOW_RATIO * v[i].expected &&
-			    (!spread || v[i].rate < v[i].expected - 4 * spread);
+			    v[i].rate < v[i].expected * exp(-4 * lspread);
 	}
 	/* runs of slow requests, in the order they ran */
 	for (i = 0; i < n; i = a + 1) {

@@ -64,7 +64,8 @@ test_holders_leak_5_percent_beside_the_prompt_cache() {
 # and 24 requests of 245 KiB give about 6 samples of it, fewer than the 3
 # the verdict needs about one run in 16; 40 give about 10, fewer than 3
 # one run in 300. (2 of 9 runs failed for another reason: a level read
-# between an entry's allocation and its state copy, since smoothed)
+# between an entry's allocation and its state copy, since counted as
+# the server's state copy says: findings_holders.c's level_until)
 test_holders_leak_2_percent_beside_the_prompt_cache() {
 	HOLDERS_REQUESTS=40 leak_beside_cache 2
 }

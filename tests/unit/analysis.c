@@ -1140,6 +1140,90 @@ static struct model *server_run(const double *level, __u32 stack, const char *sy
 	return m;
 }
 
+/* GPU memory of 24 requests: compute buffers made larger for the first 12
+ * (8 MiB more each, the old one freed: bounded, once per shape) and, with
+ * leak_mib, a helper of no role keeping that much more each request */
+static struct model *gpu_holders_run(double leak_mib)
+{
+	struct model *m = model_of_run(2);
+	struct gmt_exec x;
+	__u64 h = 0;
+	int i;
+
+	event__init(&x.hdr, GMT_EV_EXEC, sizeof(x), T(0.3), 100);
+	strcpy(x.comm, "llama-server");
+	strcpy(x.filename, "/opt/llama/llama-server");
+	model__add(m, &x.hdr);
+	/* gpu_call's stack: the handle's remainder by 3, plus 1 */
+	named_stack(m, 1, "ggml_gallocr_reserve_n");
+	named_stack(m, 2, "unnamed_helper");
+	rss_at(m, 2.9, 200ull << 20);
+	for (i = 0; i < 24; i++) {
+		double t = 3 + i;
+
+		http_event(m, t, 10 + i, GMT_HTTP_REQUEST, "/v1/completions", 0, 0);
+		if (i < 12) {
+			if (i)
+				gpu_call(m, t + 0.05, GMT_API_VK, GMT_GOP_FREE, GMT_GK_VK_MEMORY,
+					 3 * (i - 1), 0, 0, 0);
+			gpu_call(m, t + 0.1, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY, 3 * i,
+				 (__u64)(i + 1) * (8 << 20), 0, 0);
+		}
+		if (leak_mib > 0)
+			gpu_call(m, t + 0.2, GMT_API_VK, GMT_GOP_ALLOC, GMT_GK_VK_MEMORY,
+				 3 * (100 + h++) + 1, (__u64)(leak_mib * (1 << 20)), 0, 0);
+		rss_at(m, t + 0.3, (200ull << 20) + 4096 * (i % 3));
+		http_event(m, t + 0.5, 10 + i, GMT_HTTP_RESP_BEGIN, NULL, 200, 0);
+		http_event(m, t + 0.6, 10 + i, GMT_HTTP_RESP_END, NULL, 200, GMT_HTTP_END_LENGTH);
+	}
+	return m;
+}
+
+/* a GPU holder judged on its own series: a leak of 1 MiB a request beside
+ * compute buffers that grew 96 MiB is a leak named by its stack; without it,
+ * or with the helper's memory freed again, none */
+void test_findings_leak_beside_gpu_holders(void)
+{
+	static const double leaks[] = { 1, 0 };
+	const struct finding *f;
+	struct findings *fs;
+	struct model *m;
+	char said[2048];
+	size_t i, k;
+	double rate;
+
+	for (i = 0; i < 2; i++) {
+		m = gpu_holders_run(leaks[i]);
+		fs = findings__build(m);
+		for (f = NULL, k = 0; fs && k < fs->n; k++)
+			if (!strcmp(fs->v[k].category, "vulkan_memory"))
+				f = &fs->v[k];
+		if (ASSERT_TRUE(f != NULL, "Vulkan memory judged")) {
+			printf("# %g MiB a request: %s, %s: %s\n", leaks[i],
+			       findings__kind_name(f->kind), findings__say_name(finding__reason(f)),
+			       words__message(f, said, sizeof(said)));
+			for (rate = NAN, k = 0; k < f->nr_nums; k++)
+				if (!strcmp(f->nums[k].key, "leak_bytes_per_request"))
+					rate = f->nums[k].v;
+			if (leaks[i] > 0) {
+				ASSERT_TRUE(f->kind == F_LEAK &&
+						    finding__reason(f) == M_LEAK_BESIDE_HOLDERS,
+					    "a leak beside the holders with a bound");
+				ASSERT_TRUE(finding__str_of(f, "holder") &&
+						    strstr(finding__str_of(f, "holder"),
+							   "unnamed_helper"),
+					    "named by its stack");
+				ASSERT_TRUE(fabs(rate - (1 << 20)) < 0.1 * (1 << 20),
+					    "at its rate");
+			} else {
+				ASSERT_TRUE(f->kind != F_LEAK, "no leak without it");
+			}
+		}
+		findings__free(fs);
+		model__free(m);
+	}
+}
+
 /* --fit makes the context slots x the model's only for -np N > 1 with no
  * -c and no shared KV buffer (llama.cpp's server.cpp and common/fit.cpp) */
 void test_llama_conf_fit_scaled(void)

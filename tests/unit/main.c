@@ -60,6 +60,7 @@ static const struct {
 	{ "unit_roles_by_stack", test_roles_by_stack },
 	{ "unit_top_marks_image_requests", test_top_marks_image_requests },
 	{ "unit_findings_by_role_and_bound", test_findings_by_role_and_bound },
+	{ "unit_findings_leak_beside_gpu_holders", test_findings_leak_beside_gpu_holders },
 	{ "unit_llama_conf_fit_scaled", test_llama_conf_fit_scaled },
 	{ "unit_mappings_bounded", test_mappings_bounded },
 	{ "unit_series_bounded", test_series_bounded },

@@ -129,6 +129,7 @@ void test_request_delta_one_rule(void);
 void test_roles_by_stack(void);
 void test_llama_conf_fit_scaled(void);
 void test_findings_by_role_and_bound(void);
+void test_findings_leak_beside_gpu_holders(void);
 /* view.c */
 void test_top_layout(void);
 void test_top_marks_image_requests(void);

@@ -200,3 +200,75 @@ bool findings__leak_beside_cache(const struct model *m, const struct model_proc 
 	SAY(f, M_TRY_HOST_STACKS);
 	return true;
 }
+
+/* a GPU holder's live bytes at the judged series' points */
+static void holder_series(const struct model_gpu_holder *h, const struct judged *j, double *y)
+{
+	size_t i;
+	__s64 v;
+
+	for (i = 0; i < j->n; i++)
+		y[i] = series__at(&h->live, j->ts[i], &v) ? (double)v : 0;
+}
+
+/* GPU memory judged holder by holder: each stack's live bytes are counted
+ * exactly (every call is seen), so each is a series of its own. One in no
+ * bounded role that rose by what matters, in its second half too, and
+ * keeps rising is a leak named by its stack, even where the total's rise
+ * is mostly in holders with a bound (compute buffers made again for larger
+ * shapes, shaders) and so would be judged as theirs */
+bool findings__leak_beside_holders(const struct model *m, const struct model_proc *p,
+				   const struct judged *j, struct finding *f)
+{
+	double y[REST_MAX], rise, best_rise = 0, live = 0, total, pts;
+	struct finding_stack v = { 0 };
+	struct shape_result r, best;
+	const char *what = NULL;
+	size_t i;
+
+	if (j->c.cls != CAT_API || !p->gpu || j->n < 8 || j->n > REST_MAX)
+		return false;
+	for (i = 0; i < p->gpu->nr_holders; i++) {
+		const struct model_gpu_holder *h = &p->gpu->holders[i];
+
+		if (h->api != j->c.api || h->kind != j->c.kind ||
+		    findings__role_bound(roles__of(m, h->stack_id)) != ROLE_NO_BOUND)
+			continue;
+		holder_series(h, j, y);
+		rise = y[j->n - 1] - y[0];
+		if (rise < j->material || rise <= best_rise || y[j->n - 1] <= y[j->n / 2])
+			continue;
+		analyze__shape(y, j->n, j->material, &r);
+		if (r.shape != SHAPE_LEAK)
+			continue;
+		best = r;
+		best_rise = rise;
+		live = y[j->n - 1];
+		v.stack_id = h->stack_id;
+		v.bytes = (__u64)rise;
+		v.count = 1;
+	}
+	if (!(best_rise > 0))
+		return false;
+	findings__label_stacks(m, &v, 1);
+	total = j->y[j->n - 1] - j->y[0];
+	f->kind = F_LEAK;
+	f->shape = best;
+	f->confidence = best.confidence;
+	f->bytes_per_request = j->per_request ? best.slope : NAN;
+	f->bytes_per_second = j->per_request ? NAN : best.slope / j->dt;
+	finding__num(f, "leak_bytes_per_request", judged__per_unit(j, best.slope));
+	finding__num(f, "holder_rise_bytes", best_rise);
+	finding__num(f, "holder_live_bytes", live);
+	finding__str(f, "holder", v.label);
+	SAY(f, M_LEAK_BESIDE_HOLDERS, .where = j->c.text, .label = v.label,
+	    .slope = judged__per_unit(j, best.slope), .lo = judged__per_unit(j, best.slope_lo),
+	    .hi = judged__per_unit(j, best.slope_hi), .rise = best_rise, .total = total,
+	    .live = live, .points = j->n - 1, .pr = j->per_request);
+	if (category__limit(m, p, &j->c, j->y[j->n - 1], &f->limit, &what)) {
+		pts = best.slope > 0 ? (f->limit - j->y[j->n - 1]) / best.slope : -1;
+		judged__runs_out(p, j, pts, what, f);
+	}
+	SAY(f, M_TRY_API_STACKS);
+	return true;
+}

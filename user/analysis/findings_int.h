@@ -72,6 +72,10 @@ bool findings__llama_host(const struct model *m, const struct model_proc *p, con
  * made one, with the cache's own sentence) */
 bool findings__leak_beside_cache(const struct model *m, const struct model_proc *p,
 				 const struct judged *j, struct finding *f);
+/* a GPU holder in no bounded role that leaks on its own series
+ * (findings_holders.c) */
+bool findings__leak_beside_holders(const struct model *m, const struct model_proc *p,
+				   const struct judged *j, struct finding *f);
 /* what bounds a role's memory (ROLE_NO_BOUND: nothing, or no role) */
 enum role_bound findings__role_bound(const char *role);
 /* a host level that ended well above its start while llama-server stored

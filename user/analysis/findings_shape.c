@@ -607,6 +607,12 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 		attribute(m, p, j, from, j->ts[j->n - 1], f);
 		goto said;
 	}
+	/* GPU memory whose total is no leak: each holder on its own */
+	if (j->r.shape != SHAPE_STEP && j->r.shape != SHAPE_LEAK && !hw &&
+	    findings__leak_beside_holders(m, p, j, f)) {
+		attribute(m, p, j, from, j->ts[j->n - 1], f);
+		goto said;
+	}
 	switch (j->r.shape) {
 	case SHAPE_LEAK:
 		if (j->per_request)
@@ -619,6 +625,11 @@ void judged__judge(const struct model *m, const struct model_proc *p, const stru
 			f->kind = F_BOUNDED;
 			break;
 		}
+		/* a rise mostly in roles with a bound: is any holder of none a
+		 * leak of its own? */
+		if (findings__bounded_share(f) >= 0.5 && !hw &&
+		    findings__leak_beside_holders(m, p, j, f))
+			break;
 		if (bounded_roles(m, p, j, f) || mostly_bounded(p, j, f))
 			break;
 		if (hw) {

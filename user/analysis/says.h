@@ -92,6 +92,7 @@ enum finding_kind {
 	X(M_CACHE_TRY_LOWER, "cache_try_lower", ) \
 	X(M_CACHE_SHARE, "cache_share", V(rise) V(percent) V(mib) V(from) V(over)) \
 	X(M_LEAK_BESIDE_CACHE, "leak_beside_cache", S(where) S(label) V(slope) V(lo) V(hi) V(rest) V(points) V(held) V(touched) V(share)) \
+	X(M_LEAK_BESIDE_HOLDERS, "leak_beside_holders", S(where) S(label) V(slope) V(lo) V(hi) V(rise) V(total) V(live) V(points) V(pr)) \
 	X(M_CACHE_BESIDE, "cache_beside", V(saves) V(mean) V(total) V(held) V(mib) V(from) V(full) V(fit)) \
 	X(M_RUNS_OUT_WITH_CACHE, "runs_out_with_cache", V(fill) V(left)) \
 	X(M_CACHE_FULL, "cache_full", S(where) V(first) V(last) V(saves) V(fit) V(mib) V(from)) \

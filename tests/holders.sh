@@ -100,6 +100,33 @@ test_holders_leak_alone() {
 		"its rate $(jq .bytes_per_request <<<"$f") a request, the interposer's $per"
 }
 
+# The same leak in Vulkan memory (LEAK_VK=1: vkAllocateMemory on the device
+# ggml-vulkan computes on, never freed), the real server on lavapipe (-ngl
+# 99): the Vulkan memory a leak named by the interposer's function, at its
+# rate; the host heap no leak (lavapipe's memory is the host's, counted once)
+test_holders_vulkan_leak_on_lavapipe() {
+	need_llama_server || return 1
+	need_lavapipe
+	local f calls bytes per
+	LEAK_VK=1 GGML_VK_VISIBLE_DEVICES=0 leak_server 2048 -np 1 -c 4096 -t 1 -ngl 99 \
+		--cache-ram 0 || return 1
+	start_tracer --json -p "$SERVER_PID" || return 1
+	# short prompts: lavapipe evaluates about 24 tokens a second here
+	drive --clients 1 --requests 24 --tokens 4 --spread 0 --words 8 --stream no || return 1
+	read -r calls bytes <"$T/leak.log"
+	per=$((bytes / (calls > 0 ? calls : 1)))
+	f=$(jq -c '[.findings[] | select(.category == "vulkan_device")][0]' "$T/gmt.out")
+	echo "# $calls calls, $bytes bytes; $(jqr .message <<<"$f")"
+	expect '(( bytes > 0 )) && [ "$(jqr .kind <<<"$f")" = leak ] &&
+		jqr .message <<<"$f" | grep -q gmt_leak_vk_keep && jqr .holder <<<"$f" | grep -q gmt_leak_vk_keep' \
+		"a leak of Vulkan memory named by its function: $(jq -c '[.kind, .reasons, .holder]' <<<"$f")" ||
+		return 1
+	expect 'jq -e --argjson w "$per" ".bytes_per_request - \$w | fabs <= 0.1 * \$w" <<<"$f" >/dev/null' \
+		"its rate $(jq .bytes_per_request <<<"$f") a request, the interposer's $per" || return 1
+	expect '[ "$(jqr .kind <<<"$(host_heap_verdict)")" != leak ]' \
+		"the host heap no leak: $(jq -c '[.kind, .reasons]' <<<"$(host_heap_verdict)")"
+}
+
 # A leak that pauses while its work pauses (issue 48): 12 requests, then no
 # request for as long as those took (the workload's own pause, by the
 # client's clock), then 12 more. Judged per request, the pause is no point

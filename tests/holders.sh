@@ -237,7 +237,9 @@ test_holders_images_short_and_long_runs() {
 # encoder on the CPU, --no-mmproj-offload: on lavapipe it crashes, tests in
 # server.sh), answers of 24 tokens and 4 more each request. Its first 24
 # requests were "LEAK host heap ... confidence 1.00": 71% of the rise in its
-# prompt cache and encoder, roles with a bound
+# prompt cache and encoder, roles with a bound. About 230 s here: 24 image
+# prompts of about 160 tokens at 20 a second on lavapipe
+# time limit: 420 s
 test_holders_images_short_run_on_lavapipe() {
 	need_llama_server || return 1
 	need_lavapipe

@@ -137,6 +137,25 @@ test_runner_leaves_nothing_behind() {
 	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
 }
 
+# a test that names a time limit of its own on the line before it ends at
+# that limit, not at the runner's
+test_runner_a_test_of_its_own_time_limit() {
+	local mark=gmt-runner-mark-$RANDOM$RANDOM t0
+	cat >"$T/t.sh" <<-TESTS
+		# time limit: 6 s
+		test_hangs_with_a_limit() {
+			exec -a $mark sleep 300
+		}
+	TESTS
+	t0=$SECONDS
+	GMT_TEST_FILES="$T/t.sh" GMT_TEST_TIMEOUT=200 timeout 60 "$ROOT/tests/run.sh" test_ \
+		>"$T/out" 2>&1
+	expect '(( SECONDS - t0 < 30 ))' "the run ended in $((SECONDS - t0)) s, not at 200" || return 1
+	expect 'grep -q "not ok test_hangs_with_a_limit - timed out" "$T/out"' "$(tail -3 "$T/out")" ||
+		return 1
+	expect '! pgrep -f "$mark" >/dev/null' "nothing left: $(pgrep -af "$mark")"
+}
+
 # a test waiting on a program that could not start fails at once, in its
 # words (await_line, await_all), not at its time limit; a test that fails
 # on a command's error without saying why shows that error

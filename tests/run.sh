@@ -44,8 +44,8 @@ run_unit "$ROOT/.output/tests/unit-asan" asan_
 
 # integration tests: each function test_* of the topic files below, in its
 # own shell and temporary directory, with a time limit so a hang is a failure
-# GMT_TEST_FILES, GMT_TEST_TIMEOUT: other test files and time limit (the
-# runner's own test uses them)
+# GMT_TEST_FILES, GMT_TEST_TIMEOUT: other test files and the time limit of a
+# test that names none of its own (the runner's own tests use them)
 if [ -n "${GMT_TEST_FILES:-}" ]; then
 	read -r -a files <<<"$GMT_TEST_FILES"
 else
@@ -59,10 +59,17 @@ else
 	for f in "$ROOT"/tests/hostile_*.sh; do [ -e "$f" ] && files+=("$f"); done
 fi
 export GMT_TEST_FILES="${files[*]}"
-limit=${GMT_TEST_TIMEOUT:-240}
+default_limit=${GMT_TEST_TIMEOUT:-240}
 times=$ROOT/.output/test-seconds
 mkdir -p "${times%/*}" && : >"$times"
 names=$(sed -n 's/^\(test_[a-z0-9_]*\)() {$/\1/p' "${files[@]}")
+# a test that needs longer says so on the line before it: "# time limit: N s"
+# (lavapipe's image runs: 24 requests of about 8 s of prompt each)
+limit_of() {
+	local n
+	n=$(cat "${files[@]}" | sed -n "/^# time limit: [0-9]* s\$/{N;s/^# time limit: \([0-9]*\) s\n$1() {\$/\1/p;}")
+	echo "${n:-$default_limit}"
+}
 # Each test runs in a cgroup of its own where the kernel has cgroup v2, so
 # that everything it started is killed when it ends, pass or fail, however
 # it detached; its output goes to a file, which no leftover can hold open.
@@ -87,6 +94,7 @@ for name in $names; do
 	[ -n "$pattern" ] && [[ $name != *"$pattern"* ]] && continue
 	tmp=$(mktemp -d /tmp/gmt-test.XXXXXX)
 	started=$SECONDS
+	limit=$(limit_of "$name")
 	cg=""
 	if [ -n "$cg_root" ] && mkdir "$cg_root/${tmp##*/}" 2>/dev/null; then
 		cg=$cg_root/${tmp##*/}

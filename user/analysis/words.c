@@ -637,10 +637,10 @@ static void say_M_LEAK_BESIDE_HOLDERS(struct words *w, const struct say_M_LEAK_B
 	char a[32], b[32], c[32], d[32], e[32], f[32];
 
 	put(w,
-	    "%s rose by %s over %.0f %ss, most of it in holders with a bound; "
-	    "judged on its own, what %s holds grows by %s per %s (95%% interval "
-	    "%s to %s) with no sign of a ceiling, %s over those %ss and %s live "
-	    "now: a leak beside them.",
+	    "%s rose by %s over %.0f %ss in all; judged on its own, what %s "
+	    "holds grows by %s per %s (95%% interval %s to %s) with no sign of "
+	    "a ceiling, %s over those %ss and %s live now: a leak of that "
+	    "holder, whatever the rest does.",
 	    x->where, B(a, x->total), x->points, point(x->pr), x->label, B(b, x->slope),
 	    unit(x->pr), B(c, x->lo), B(d, x->hi), B(e, x->rise), point(x->pr), B(f, x->live));
 }
@@ -1505,7 +1505,7 @@ const char *words__line(const struct finding *f, char *buf, size_t size)
 		if (finding__reason(f) == M_LEAK_BESIDE_CACHE)
 			put(&w, " beside the prompt cache");
 		if (finding__reason(f) == M_LEAK_BESIDE_HOLDERS)
-			put(&w, " beside holders with a bound");
+			put(&w, " in one holder");
 		if (finding__str_of(f, "holder"))
 			put(&w, ", held by %s", finding__str_of(f, "holder"));
 		if (isfinite(f->requests_to_exhaustion))
